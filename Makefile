@@ -1,0 +1,49 @@
+# Two commands: `make demo` and `make test` (both set up everything first, idempotently).
+SHELL := /bin/bash
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+APT_PACKAGES := xvfb xauth openbox xdotool x11-utils x11-xserver-utils dbus dbus-x11 at-spi2-core \
+	python3-pyatspi gir1.2-atspi-2.0 chromium mousepad fonts-dejavu-core fonts-liberation2 \
+	fonts-noto-cjk tesseract-ocr tesseract-ocr-eng shellcheck iproute2 libgl1 libglib2.0-0
+export PYTHONDONTWRITEBYTECODE := 1
+
+.PHONY: setup apt venv demo test bench train-detector lint clean
+
+setup: apt venv
+
+apt:
+	@missing=$$(dpkg-query -W -f='$${Package} $${Status}\n' $(APT_PACKAGES) 2>/dev/null | grep -v 'install ok installed' | cut -d' ' -f1; \
+	  for p in $(APT_PACKAGES); do dpkg-query -W $$p >/dev/null 2>&1 || echo $$p; done); \
+	missing=$$(echo $$missing | tr ' ' '\n' | sort -u | tr '\n' ' '); \
+	if [ -n "$${missing// /}" ]; then \
+	  echo "apt: installing $$missing"; \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends $$missing; \
+	else echo "apt: all packages present"; fi
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --disable-pip-version-check -e '.[dev]'
+	@touch $@
+
+demo: setup
+	$(BIN)/cua demo
+
+test: setup
+	$(BIN)/python -m pytest -q tests
+
+bench: setup
+	@for b in benchmarks/*_bench.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+train-detector: setup
+	$(BIN)/pip install -q --disable-pip-version-check -e '.[dev,train]'
+	$(BIN)/python -m cua.perception.detect_train
+
+lint: setup
+	$(BIN)/ruff check cua skills recorder vm tests benchmarks
+
+clean:
+	rm -rf $(VENV) .pytest_cache build *.egg-info
