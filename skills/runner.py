@@ -1,0 +1,139 @@
+"""Replay a skill: fill its parameters, re-ground each step's target in a fresh observation, check the postcondition."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from cua.actions import ActionParseError, Target, action_from_dict
+from cua.env.base import ActionResult, EnvError
+from cua.perception.elements import Observation
+from skills.graph import is_visible
+from skills.skill import Condition, Skill
+
+POINTER_FIELDS = (("target", "x", "y"), ("to_target", "to_x", "to_y"))
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class SkillRunResult(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    ok: bool
+    error: str | None = None
+    steps: list[ActionResult] = Field(default_factory=list)
+    observation: Any = None
+
+
+def bind_args(skill: Skill, args: dict[str, Any] | None) -> dict[str, Any]:
+    """Parameter values for a run: given args, then defaults; a missing required one is an error."""
+    args = dict(args or {})
+    known = {p.name for p in skill.parameters}
+    unknown = set(args) - known
+    if unknown:
+        raise ValueError(f"skill {skill.name!r} has no parameter(s) {sorted(unknown)}; "
+                         f"its parameters are {sorted(known) or 'none'}")
+    for p in skill.parameters:
+        if p.name not in args:
+            if p.default is None:
+                raise ValueError(f"skill {skill.name!r} needs a value for parameter {p.name!r} ({p.description})")
+            args[p.name] = p.default
+    return args
+
+
+def fill(value: Any, args: dict[str, Any]) -> Any:
+    """Replace `{param}` placeholders in every string of a step (nested dicts/lists too)."""
+    if isinstance(value, str):
+        return _PLACEHOLDER.sub(lambda m: str(args[m.group(1)]) if m.group(1) in args else m.group(0), value)
+    if isinstance(value, dict):
+        return {k: fill(v, args) for k, v in value.items()}
+    if isinstance(value, list):
+        return [fill(v, args) for v in value]
+    return value
+
+
+def condition_problems(cond: Condition, obs: Observation) -> list[str]:
+    """What in `obs` contradicts a condition (empty when it holds)."""
+    vis = {e.signature for e in obs.elements if is_visible(e, obs.size)}
+    out = [f"missing {s!r}" for s in cond.present if s not in vis]
+    out += [f"unexpected {s!r}" for s in cond.absent if s in vis]
+    if cond.window_title and cond.window_title.lower() not in (obs.window_title or "").lower():
+        out.append(f"window title {obs.window_title!r} lacks {cond.window_title!r}")
+    return out
+
+
+def wait_for(env: Any, pred, timeout: float = 2.0, obs: Observation | None = None) -> tuple[Observation, bool]:
+    """Observe until `pred(obs)` holds or `timeout` passes (bounded polling, no fixed sleep)."""
+    deadline = time.monotonic() + timeout
+    obs = obs or env.observe()
+    while not pred(obs) and time.monotonic() < deadline:
+        time.sleep(0.05)
+        obs = env.observe()
+    return obs, pred(obs)
+
+
+def _resolve(action: dict[str, Any], obs: Observation) -> dict[str, Any]:
+    """Turn `target` / `to_target` into screen points grounded in `obs` (signature first)."""
+    from cua.perception.ground import GroundingError, ground
+
+    out = dict(action)
+    for tf, xf, yf in POINTER_FIELDS:
+        if tf not in out or out[tf] is None:
+            continue
+        target = Target.model_validate(out.pop(tf))
+        try:
+            x, y = ground(target, obs).point
+        except GroundingError as e:
+            raise EnvError(f"cannot find {target.describe()}: {e}") from None
+        out[xf], out[yf] = x, y
+    return out
+
+
+def run_skill(skill: Skill, env: Any, args: dict[str, Any] | None = None, library: Any = None,
+              check_pre: bool = False, _depth: int = 0) -> SkillRunResult:
+    """Replay `skill` on `env` now; ok when every step ran and the postcondition holds."""
+    if _depth > 8:
+        return SkillRunResult(ok=False, error=f"skill {skill.name!r}: sub-skills nest deeper than 8 (a cycle?)")
+    try:
+        values = bind_args(skill, args)
+    except ValueError as e:
+        return SkillRunResult(ok=False, error=str(e))
+    results: list[ActionResult] = []
+    obs = env.observe()
+    if check_pre:
+        problems = condition_problems(skill.preconditions, obs)
+        if problems:
+            return SkillRunResult(ok=False, error=f"precondition of {skill.name!r} fails: {'; '.join(problems[:3])}",
+                                  observation=obs)
+    for i, step in enumerate(skill.steps):
+        if step.skill:
+            sub = library.get(step.skill) if library is not None else None
+            if sub is None:
+                return SkillRunResult(ok=False, error=f"step {i}: sub-skill {step.skill!r} not in the library",
+                                      steps=results, observation=obs)
+            res = run_skill(sub, env, fill(step.args, values), library, _depth=_depth + 1)
+            results += res.steps
+            obs = res.observation if res.observation is not None else env.observe()
+            if not res.ok:
+                return SkillRunResult(ok=False, error=f"step {i} ({step.skill}): {res.error}", steps=results,
+                                      observation=obs)
+            continue
+        raw = fill(step.action, values)
+        sig = (raw.get("target") or {}).get("signature")
+        if sig:  # the element may still be appearing (a menu opening): wait for it, bounded
+            obs, _ = wait_for(env, lambda o: o.by_signature(sig) is not None, 2.0, obs)
+        try:
+            action = action_from_dict(_resolve(raw, obs))
+            res = env.act(action)
+        except (ActionParseError, EnvError) as e:
+            return SkillRunResult(ok=False, error=f"step {i} ({raw.get('kind')}): {e}", steps=results, observation=obs)
+        results.append(res)
+        if not res.ok:
+            return SkillRunResult(ok=False, error=f"step {i} ({raw.get('kind')}): {res.error}", steps=results,
+                                  observation=obs)
+        obs = env.observe()
+    post = skill.postcondition
+    obs, ok = wait_for(env, lambda o: not condition_problems(post, o), 2.0, obs)
+    err = None if ok else f"postcondition of {skill.name!r} fails: {'; '.join(condition_problems(post, obs)[:3])}"
+    return SkillRunResult(ok=ok, error=err, steps=results, observation=obs)
