@@ -1,0 +1,185 @@
+"""A scripted model served over HTTP as an OpenAI-compatible (and Anthropic-compatible) endpoint.
+
+    python -m cua.models.fake_server --script replies.jsonl --port 8011
+    OPENAI_BASE_URL=http://127.0.0.1:8011/v1 cua run "..." --model openai:fake
+
+Serves POST /v1/chat/completions, POST /v1/messages (Anthropic), GET /v1/models, and
+GET /_requests (every request body received, for tests). Replies come from the script in
+order (format: cua.models.scripted); {"status": 503} lines answer with that HTTP error.
+Binds 127.0.0.1 only. Standard library HTTP server: starts in well under a second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from cua.models.scripted import ScriptEntry, estimate_tokens, load_script, parse_entry
+
+
+class ScriptState:
+    """The script and what has been asked of it; shared by all handler threads."""
+
+    def __init__(self, entries: list[ScriptEntry]):
+        self.entries = entries
+        self.next = 0
+        self.requests: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+
+    def take(self, body: dict[str, Any]) -> ScriptEntry | None:
+        with self.lock:
+            self.requests.append(body)
+            if self.next >= len(self.entries):
+                return None
+            entry = self.entries[self.next]
+            self.next += 1
+            return entry
+
+
+def _prompt_chars(body: dict[str, Any]) -> int:
+    total = 0
+    for m in body.get("messages", []):
+        c = m.get("content")
+        if isinstance(c, str):
+            total += len(c)
+        elif isinstance(c, list):
+            total += sum(len(p.get("text", "")) for p in c if isinstance(p, dict))
+    return total + len(str(body.get("system", "")))
+
+
+def _openai_body(entry: ScriptEntry, body: dict[str, Any]) -> dict[str, Any]:
+    pt = entry.usage.get("prompt_tokens", max(1, _prompt_chars(body) // 4))
+    ct = entry.usage.get("completion_tokens", estimate_tokens(entry.text or "x"))
+    return {
+        "id": f"chatcmpl-fake-{int(time.time() * 1000)}", "object": "chat.completion", "created": int(time.time()),
+        "model": body.get("model", "fake"),
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": entry.text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct},
+    }
+
+
+def _anthropic_body(entry: ScriptEntry, body: dict[str, Any]) -> dict[str, Any]:
+    content: list[dict[str, Any]] = []
+    if entry.text:
+        content.append({"type": "text", "text": entry.text})
+    if entry.tool is not None:
+        content.append({"type": "tool_use", "id": "toolu_fake", "name": "computer", "input": entry.tool})
+    pt = entry.usage.get("prompt_tokens", max(1, _prompt_chars(body) // 4))
+    ct = entry.usage.get("completion_tokens", estimate_tokens(entry.text or "x"))
+    return {"id": "msg_fake", "type": "message", "role": "assistant", "model": body.get("model", "fake"),
+            "content": content, "stop_reason": "tool_use" if entry.tool else "end_turn", "stop_sequence": None,
+            "usage": {"input_tokens": pt, "output_tokens": ct}}
+
+
+def make_handler(state: ScriptState) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:  # quiet
+            pass
+
+        def _send(self, code: int, payload: dict[str, Any]) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            if code == 429:
+                self.send_header("Retry-After", "0")
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:  # noqa: N802
+            if self.path.rstrip("/") in ("/v1/models", "/models"):
+                self._send(200, {"object": "list", "data": [{"id": "fake", "object": "model", "owned_by": "cua"}]})
+            elif self.path == "/_requests":
+                with state.lock:
+                    self._send(200, {"requests": state.requests, "served": state.next})
+            else:
+                self._send(404, {"error": {"message": f"no route {self.path}"}})
+
+        def do_POST(self) -> None:  # noqa: N802
+            length = int(self.headers.get("Content-Length") or 0)
+            try:
+                body = json.loads(self.rfile.read(length) or b"{}")
+            except json.JSONDecodeError:
+                return self._send(400, {"error": {"message": "request body is not JSON"}})
+            route = self.path.split("?")[0].rstrip("/")
+            if route not in ("/v1/chat/completions", "/chat/completions", "/v1/messages"):
+                return self._send(404, {"error": {"message": f"no route {self.path}"}})
+            entry = state.take(body)
+            if entry is None:
+                return self._send(400, {"error": {"message": f"fake server: script exhausted after "
+                                                  f"{len(state.entries)} replies", "type": "invalid_request_error"}})
+            if entry.delay:
+                time.sleep(entry.delay)
+            if entry.status is not None and entry.status >= 400:
+                return self._send(entry.status, {"error": {"message": f"scripted HTTP {entry.status}",
+                                                           "type": "server_error"}})
+            self._send(200, _anthropic_body(entry, body) if route == "/v1/messages" else _openai_body(entry, body))
+
+    return Handler
+
+
+class FakeServer:
+    """In-process server on a background thread: `with FakeServer(script) as srv: srv.base_url`."""
+
+    def __init__(self, script: Path | str | list[Any], port: int = 0, host: str = "127.0.0.1"):
+        entries = [parse_entry(v) for v in script] if isinstance(script, list) else load_script(script)
+        self.state = ScriptState(entries)
+        self.httpd = ThreadingHTTPServer((host, port), make_handler(self.state))
+        self.httpd.daemon_threads = True
+        self.thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return self.httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> FakeServer:
+        self.thread = threading.Thread(target=self.httpd.serve_forever, name="fake-model-server", daemon=True)
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def __enter__(self) -> FakeServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="Serve a JSONL reply script as an OpenAI-compatible endpoint.",
+                                 epilog="Example: python -m cua.models.fake_server --script replies.jsonl --port 8011")
+    ap.add_argument("--script", required=True, type=Path, help="JSONL of replies (see cua.models.scripted)")
+    ap.add_argument("--port", type=int, default=0, help="TCP port on 127.0.0.1 (0 = any free port)")
+    args = ap.parse_args(argv)
+    try:
+        srv = FakeServer(args.script, port=args.port)
+    except Exception as e:  # noqa: BLE001 - one clear line, not a traceback
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"listening on {srv.base_url}", flush=True)
+    try:
+        srv.httpd.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        srv.httpd.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

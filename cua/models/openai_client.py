@@ -1,0 +1,121 @@
+"""OpenAI-compatible chat models through the official `openai` SDK.
+
+OPENAI_BASE_URL / OPENAI_API_KEY select the endpoint, so vLLM, Ollama, llama.cpp servers and
+`python -m cua.models.fake_server` work the same as api.openai.com. Models named
+`computer-use*` use the Responses API computer tool and act one step at a time.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from cua.models.base import ModelError, ModelReply, Prompt, Usage, cost_of, png_b64, with_backoff
+
+
+def _retry_hint(exc: Exception) -> float | None:
+    import openai
+
+    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
+        return 0.0
+    if isinstance(exc, openai.APIStatusError) and (exc.status_code == 429 or exc.status_code >= 500):
+        try:
+            return float(exc.response.headers.get("retry-after") or 0)
+        except (TypeError, ValueError):
+            return 0.0
+    return None
+
+
+class OpenAIModel:
+    """Chat-completions client with images, retries, timeouts and token/cost accounting."""
+
+    def __init__(self, name: str, *, timeout: float = 60.0, retries: int = 4, max_tokens: int = 1024,
+                 max_image_size: tuple[int, int] = (1280, 800), stepwise: bool | None = None,
+                 base_url: str | None = None, api_key: str | None = None, temperature: float = 0.0):
+        import openai
+
+        self.name = name
+        self.retries = retries
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.max_image_size = max_image_size
+        self.computer_use = name.startswith("computer-use")
+        self.stepwise = self.computer_use if stepwise is None else stepwise
+        self.usage = Usage()
+        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        api_key = api_key or os.environ.get("OPENAI_API_KEY") or ("unused" if base_url else None)
+        if not api_key:
+            raise ModelError("openai: no API key. Set OPENAI_API_KEY (or OPENAI_BASE_URL for a local "
+                             "OpenAI-compatible server such as vLLM, Ollama or cua.models.fake_server)")
+        # Retries are ours (counted, backoff visible); the SDK's are off.
+        self.client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0)
+
+    def _messages(self, prompt: Prompt) -> list[dict[str, Any]]:
+        msgs: list[dict[str, Any]] = [{"role": "system", "content": prompt.system}]
+        msgs += [{"role": r, "content": t} for r, t in prompt.history]
+        content: list[dict[str, Any]] = [{"type": "text", "text": prompt.text}]
+        if prompt.image is not None:
+            url = "data:image/png;base64," + png_b64(prompt.image)
+            content.append({"type": "image_url", "image_url": {"url": url}})
+        msgs.append({"role": "user", "content": content})
+        return msgs
+
+    def complete(self, prompt: Prompt) -> ModelReply:
+        if self.computer_use:
+            return self._complete_computer_use(prompt)
+        t0 = time.monotonic()
+        call = lambda: self.client.chat.completions.create(  # noqa: E731
+            model=self.name, messages=self._messages(prompt), max_tokens=self.max_tokens,
+            temperature=self.temperature)
+        usage = Usage(calls=1)
+        try:
+            resp = with_backoff(call, _retry_hint, usage, retries=self.retries, what=f"openai:{self.name}")
+        except ModelError:
+            raise
+        except Exception as e:  # noqa: BLE001 - the SDK's errors, reworded once
+            raise ModelError(f"openai:{self.name} request failed: {e}") from e
+        if not resp.choices:
+            raise ModelError(f"openai:{self.name} returned no choices")
+        text = resp.choices[0].message.content or ""
+        if resp.usage is not None:
+            usage.prompt_tokens = resp.usage.prompt_tokens or 0
+            usage.completion_tokens = resp.usage.completion_tokens or 0
+        usage.cost = cost_of(self.name, usage.prompt_tokens, usage.completion_tokens)
+        usage.seconds = time.monotonic() - t0
+        self.usage.add(usage)
+        return ModelReply(text=text, usage=usage)
+
+    def _complete_computer_use(self, prompt: Prompt) -> ModelReply:
+        """Responses API with the computer tool: the reply is one computer_call (or a message)."""
+        t0 = time.monotonic()
+        w, h = prompt.image.size if prompt.image is not None else self.max_image_size
+        content: list[dict[str, Any]] = [{"type": "input_text", "text": prompt.text}]
+        if prompt.image is not None:
+            content.append({"type": "input_image", "image_url": "data:image/png;base64," + png_b64(prompt.image)})
+        call = lambda: self.client.responses.create(  # noqa: E731
+            model=self.name, instructions=prompt.system, truncation="auto",
+            tools=[{"type": "computer_use_preview", "display_width": w, "display_height": h,
+                    "environment": "linux"}],
+            input=[{"role": "user", "content": content}])
+        usage = Usage(calls=1)
+        try:
+            resp = with_backoff(call, _retry_hint, usage, retries=self.retries, what=f"openai:{self.name}")
+        except ModelError:
+            raise
+        except Exception as e:  # noqa: BLE001
+            raise ModelError(f"openai:{self.name} request failed: {e}") from e
+        reply = ModelReply(usage=usage)
+        for item in resp.output or []:
+            if getattr(item, "type", "") == "computer_call":
+                reply.tool_action = item.action.model_dump()
+                reply.tool_format = "openai"
+                break
+            if getattr(item, "type", "") == "message":
+                reply.text += "".join(getattr(c, "text", "") for c in item.content)
+        if resp.usage is not None:
+            usage.prompt_tokens, usage.completion_tokens = resp.usage.input_tokens, resp.usage.output_tokens
+        usage.cost = cost_of(self.name, usage.prompt_tokens, usage.completion_tokens)
+        usage.seconds = time.monotonic() - t0
+        self.usage.add(usage)
+        return reply
