@@ -1,0 +1,381 @@
+"""Browser environment: Playwright's sync API driving the distribution's Chromium.
+
+Threading: Playwright's sync API is bound to the thread that created it. Build, use and close a
+BrowserEnv on one thread; calls from another thread raise EnvError instead of deadlocking.
+Never runs `playwright install`: the browser is /usr/bin/chromium, `CUA_CHROMIUM` or `chromium`
+on PATH.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import shutil
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+from cua.actions import Action
+from cua.env.base import ActionResult, EnvBase, EnvError, resolve_point
+from cua.perception.elements import Observation, UIElement
+
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+    "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
+]
+# Canonical key names (cua.actions.normalize_key) -> Playwright key names.
+PW_KEYS = {
+    "enter": "Enter", "esc": "Escape", "tab": "Tab", "backspace": "Backspace", "delete": "Delete",
+    "insert": "Insert", "space": " ", "home": "Home", "end": "End", "pageup": "PageUp",
+    "pagedown": "PageDown", "up": "ArrowUp", "down": "ArrowDown", "left": "ArrowLeft",
+    "right": "ArrowRight", "capslock": "CapsLock", "menu": "ContextMenu", "printscreen": "PrintScreen",
+    "ctrl": "Control", "alt": "Alt", "shift": "Shift", "super": "Meta",
+    **{f"f{i}": f"F{i}" for i in range(1, 13)},
+}
+SCROLL_NOTCH_PX = 100
+# Cheap "has anything changed" probe: mutation/input/scroll counter installed by _INIT_JS, URL,
+# ready state, scroll offsets, focus and finite running animations.
+_PROBE_JS = """() => {
+  let anims = 0;
+  try { anims = document.getAnimations().filter(a => a.playState === 'running' &&
+        a.effect && a.effect.getComputedTiming().endTime !== Infinity).length; } catch (e) {}
+  const a = document.activeElement;
+  return [window.__cuaMut || 0, location.href, document.readyState, scrollX, scrollY, anims,
+          a ? a.tagName + '#' + a.id : '', document.getElementsByTagName('*').length].join('|');
+}"""
+_INIT_JS = """(() => {
+  if (window.__cuaMut !== undefined) return;
+  window.__cuaMut = 0;
+  const bump = () => { window.__cuaMut++; };
+  try { new MutationObserver(bump).observe(document, {subtree: true, childList: true,
+        attributes: true, characterData: true}); } catch (e) {}
+  for (const t of ['input', 'change', 'scroll']) addEventListener(t, bump, true);
+})();"""
+
+
+def find_chromium(explicit: str | None = None) -> str:
+    """The Chromium binary: `explicit`, $CUA_CHROMIUM, /usr/bin/chromium, or `chromium` on PATH."""
+    for cand in (explicit, os.environ.get("CUA_CHROMIUM"), "/usr/bin/chromium"):
+        if cand and Path(cand).is_file() and os.access(cand, os.X_OK):
+            return cand
+        if cand and cand == explicit:
+            raise EnvError(f"chromium binary {cand!r} does not exist or is not executable; "
+                           "pass an existing path or install it with `apt-get install chromium`")
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found:
+        return found
+    raise EnvError("no Chromium found: install it with `apt-get install chromium`, "
+                   "or set CUA_CHROMIUM=/path/to/chromium")
+
+
+def _settle(grab: Callable[[], bytes], timeout: float, stable_for: float) -> tuple[bool, bool, float]:
+    """cua.env.settle.wait_settled when present; else the same polling loop, bounded by `timeout`."""
+    try:
+        from cua.env.settle import wait_settled
+    except ImportError:
+        wait_settled = None
+    if wait_settled is not None:
+        return wait_settled(grab, timeout=timeout, stable_for=stable_for)
+    t0 = time.monotonic()
+    first = last = grab()
+    stable_since = t0
+    changed = False
+    while True:
+        now = time.monotonic()
+        if now - stable_since >= stable_for:
+            return True, changed, now - t0
+        if now - t0 >= timeout:
+            return False, changed, now - t0
+        time.sleep(0.015)  # polling interval, not a fixed pause: we return as soon as it is stable
+        cur = grab()
+        if cur != last:
+            changed = changed or cur != first
+            last, stable_since = cur, time.monotonic()
+
+
+class BrowserEnv(EnvBase):
+    """A headless Chromium page at `size` (CSS px = screenshot px) that agents observe and act on.
+
+    Example: `with BrowserEnv("http://127.0.0.1:8000/") as env: env.act(parse_action('click(text="OK")'))`
+    """
+
+    name = "browser"
+
+    def __init__(self, url: str = "about:blank", size: tuple[int, int] = (1280, 800), headless: bool = True,
+                 sources: str = "auto", chromium: str | None = None, load_timeout: float = 15.0,
+                 settle_timeout: float = 3.0, stable_for: float = 0.12, **_ignored: Any) -> None:
+        self.url = url or "about:blank"
+        self.size = (int(size[0]), int(size[1]))
+        self.sources = sources or "auto"
+        self.load_timeout = float(load_timeout)
+        self.settle_timeout = float(settle_timeout)
+        self.stable_for = float(stable_for)
+        self.tag = uuid.uuid4().hex[:12]  # marks our chromium processes (for the leftover sweep)
+        self.last_obs: Observation | None = None
+        self.last_dom_partial = False
+        self._thread = threading.get_ident()
+        self._perceiver: Any = None
+        self._pw = self._browser = self._context = self.page = None
+        executable = find_chromium(chromium)
+        from playwright.sync_api import sync_playwright
+
+        try:
+            self._pw = sync_playwright().start()
+            self._browser = self._pw.chromium.launch(
+                executable_path=executable, headless=headless,
+                args=[*CHROMIUM_ARGS, f"--cua-env-tag={self.tag}"], timeout=60_000,
+            )
+            self._new_context()
+            if self.url != "about:blank":
+                self._goto(self.url)
+        except EnvError:
+            self.close()
+            raise
+        except Exception as e:  # noqa: BLE001 - any launch failure becomes one clear error
+            self.close()
+            raise EnvError(f"could not start Chromium ({executable}): {e}. "
+                           "Check `chromium --version` works, or set CUA_CHROMIUM") from None
+
+    # ---- lifecycle -------------------------------------------------------------------------
+    def _check_thread(self) -> None:
+        if threading.get_ident() != self._thread:
+            raise EnvError("BrowserEnv was used from another thread; Playwright's sync API is bound to "
+                           "the thread that created it: create, use and close the env on one thread")
+        if self.page is None:
+            raise EnvError("this BrowserEnv is closed; create a new one")
+
+    def _new_context(self) -> None:
+        if self._context is not None:
+            self._context.close()
+        self._context = self._browser.new_context(
+            viewport={"width": self.size[0], "height": self.size[1]}, device_scale_factor=1)
+        self._context.add_init_script(_INIT_JS)
+        self.page = self._context.new_page()
+        self.page.set_default_timeout(self.load_timeout * 1000)
+
+    def reset(self) -> Observation:
+        """A fresh browser context (no cookies, storage or history) at the start URL."""
+        self._check_thread()
+        self._new_context()
+        self._perceiver = None
+        if self.url != "about:blank":
+            self._goto(self.url)
+        return self.observe()
+
+    def close(self) -> None:
+        """Close the context, the browser and the Playwright driver; sweep any chromium we started."""
+        for obj, meth in ((self._context, "close"), (self._browser, "close"), (self._pw, "stop")):
+            if obj is not None:
+                with contextlib.suppress(Exception):  # best effort; the sweep below ends what is left
+                    getattr(obj, meth)()
+        self._pw = self._browser = self._context = self.page = None
+        for pid in reversed(chromium_pids(self.tag)):
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
+
+    # ---- page access for checkers ----------------------------------------------------------
+    def evaluate(self, js: str, arg: Any = None) -> Any:
+        """Evaluate a JS expression or function in the page (eval checkers, MiniWoB reward)."""
+        self._check_thread()
+        return self.page.evaluate(js, arg) if arg is not None else self.page.evaluate(js)
+
+    def _goto(self, url: str) -> None:
+        try:
+            self.page.goto(url, wait_until="domcontentloaded", timeout=self.load_timeout * 1000)
+        except Exception as e:  # noqa: BLE001
+            msg = str(e).splitlines()[0]
+            if "Timeout" in type(e).__name__ or "Timeout" in msg:
+                raise EnvError(f"page {url} did not load within {self.load_timeout:g} s; check the server "
+                               "answers (curl it) or raise load_timeout") from None
+            raise EnvError(f"could not open {url}: {msg}; check the URL and that its server is running") from None
+        with contextlib.suppress(Exception):  # slow subresources: the document itself is there
+            self.page.wait_for_load_state("load", timeout=min(5.0, self.load_timeout) * 1000)
+
+    # ---- observe ---------------------------------------------------------------------------
+    def _source_set(self) -> set[str]:
+        s = {p.strip().lower() for p in self.sources.split(",") if p.strip()}
+        return {"dom", "ocr", "vision"} if not s or "auto" in s else s
+
+    def observe(self) -> Observation:
+        """Viewport screenshot + DOM elements (+ OCR/vision via the perception pipeline when present)."""
+        self._check_thread()
+        t0 = time.perf_counter()
+        timings: dict[str, float] = {}
+        try:
+            png = self.page.screenshot(type="png", timeout=self.load_timeout * 1000)
+        except Exception as e:  # noqa: BLE001
+            raise EnvError(f"screenshot of {self.page.url} failed: {str(e).splitlines()[0]}") from None
+        image = Image.open(io.BytesIO(png)).convert("RGB")
+        timings["screenshot"] = time.perf_counter() - t0
+        structured: list[UIElement] = []
+        if "dom" in self._source_set():
+            from cua.perception.dom import collect_dom
+
+            t1 = time.perf_counter()
+            try:
+                res = collect_dom(self.page)
+                structured, self.last_dom_partial = res.elements, res.partial
+            except Exception as e:  # noqa: BLE001 - e.g. a navigation destroyed the context mid-walk
+                if "destroyed" not in str(e) and "navigat" not in str(e):
+                    raise EnvError(f"DOM collection on {self.page.url} failed: {str(e).splitlines()[0]}") from None
+                self.last_dom_partial = True
+            timings["dom"] = time.perf_counter() - t1
+        elements = self._perceive(image, structured, timings)
+        try:
+            title = self.page.title()
+        except Exception:  # noqa: BLE001
+            title = ""
+        timings["total"] = time.perf_counter() - t0
+        self.last_obs = Observation(
+            screenshot=image, elements=elements, window_title=title, app="chromium", url=self.page.url,
+            size=image.size, timings=timings, env=f"browser:{self.url}",
+        )
+        return self.last_obs
+
+    def _perceive(self, image: Image.Image, structured: list[UIElement], timings: dict[str, float]) -> list[UIElement]:
+        if self._perceiver is None:
+            try:
+                from cua.perception.pipeline import Perceiver
+            except ImportError:
+                self._perceiver = False
+            else:
+                self._perceiver = Perceiver(self.sources)
+        if self._perceiver:
+            elements, t = self._perceiver.perceive(image, structured)
+            timings.update({k: v for k, v in t.items() if k not in timings})
+            return elements
+        ordered = sorted(structured, key=lambda e: (e.bbox[1] // 8, e.bbox[0]))
+        return [e.model_copy(update={"id": f"e{i}"}) for i, e in enumerate(ordered)]
+
+    # ---- act -------------------------------------------------------------------------------
+    def _probe(self) -> bytes:
+        try:
+            return str(self.page.evaluate(_PROBE_JS)).encode()
+        except Exception:  # noqa: BLE001 - mid-navigation: report "still changing"
+            return f"navigating|{time.monotonic()}".encode()
+
+    def act(self, action: Action) -> ActionResult:
+        """Run one action through page.mouse / page.keyboard / navigation, then wait until the page settles."""
+        self._check_thread()
+        t0 = time.perf_counter()
+        data = action.to_json()
+        before = self._probe()
+        try:
+            point = self._execute(action)
+        except EnvError as e:
+            return ActionResult(action=data, ok=False, error=str(e), timings={"total": time.perf_counter() - t0})
+        except Exception as e:  # noqa: BLE001 - Playwright errors become a failed result, not a crash
+            return ActionResult(action=data, ok=False, error=f"{action.kind} failed: {str(e).splitlines()[0]}",
+                                timings={"total": time.perf_counter() - t0})
+        t1 = time.perf_counter()
+        with contextlib.suppress(Exception):  # the settle wait below still bounds us
+            self.page.wait_for_load_state("domcontentloaded", timeout=self.load_timeout * 1000)
+        settled, changed, _ = _settle(self._probe, self.settle_timeout, self.stable_for)
+        changed = changed or self._probe() != before
+        t2 = time.perf_counter()
+        return ActionResult(action=data, ok=True, point=point, changed=changed, settled=settled,
+                            timings={"act": t1 - t0, "settle": t2 - t1, "total": t2 - t0})
+
+    def _point(self, action: Any, end: bool = False) -> tuple[int, int] | None:
+        return resolve_point(action, self.last_obs, self.size, end=end)
+
+    def _execute(self, action: Any) -> tuple[int, int] | None:
+        kind, mouse, kb = action.kind, self.page.mouse, self.page.keyboard
+        if kind in ("click", "double_click", "right_click", "move"):
+            x, y = self._point(action)
+            if kind == "move":
+                mouse.move(x, y)
+            else:
+                button = "right" if kind == "right_click" else getattr(action, "button", "left")
+                mouse.click(x, y, button=button, click_count=2 if kind == "double_click" else 1)
+            return x, y
+        if kind in ("mouse_down", "mouse_up"):
+            p = self._point(action)
+            if p is not None:
+                mouse.move(*p)
+            (mouse.down if kind == "mouse_down" else mouse.up)(button=action.button)
+            return p
+        if kind == "drag":
+            start, end = self._point(action), self._point(action, end=True)
+            mouse.move(*start)
+            mouse.down()
+            mouse.move(*end, steps=12)
+            mouse.up()
+            return start
+        if kind == "scroll":
+            p = self._point(action)
+            if p is not None:
+                mouse.move(*p)
+            mouse.wheel(action.dx * SCROLL_NOTCH_PX, action.dy * SCROLL_NOTCH_PX)
+            return p
+        if kind == "type":
+            if len(action.text) <= 500:
+                kb.type(action.text)  # real key events, as a user's typing
+            else:
+                self._type_lines(action.text)  # long text: insert per line, Enter between lines
+            return None
+        if kind == "key":
+            kb.press(PW_KEYS.get(action.key, action.key))
+            return None
+        if kind == "hotkey":
+            keys = [PW_KEYS.get(k, k) for k in action.keys]
+            for k in keys:
+                kb.down(k)
+            for k in reversed(keys):
+                kb.up(k)
+            return None
+        if kind == "goto":
+            self._goto(action.url)
+            return None
+        if kind == "back":
+            if self.page.go_back(wait_until="domcontentloaded", timeout=self.load_timeout * 1000) is None:
+                raise EnvError("back: there is no previous page in this tab's history")
+            return None
+        if kind == "wait":
+            self.page.wait_for_timeout(action.seconds * 1000)  # the agent asked for this pause
+            return None
+        if kind in ("done", "fail"):
+            return None
+        raise EnvError(f"the browser env cannot run {kind!r} actions")
+
+    def _type_lines(self, text: str) -> None:
+        lines = text.split("\n")
+        for i, line in enumerate(lines):
+            if line:
+                self.page.keyboard.insert_text(line)
+            if i < len(lines) - 1:
+                self.page.keyboard.press("Enter")
+
+
+def chromium_pids(tag: str) -> list[int]:
+    """Live pids of the chromium this env started (command line carries `--cua-env-tag`) and its children."""
+    needle = f"--cua-env-tag={tag}".encode()
+    roots, parent = set(), {}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text()
+            if stat.rsplit(")", 1)[1].split()[0] == "Z":
+                continue  # a zombie is already dead
+            parent[int(d.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+            if needle in (d / "cmdline").read_bytes():
+                roots.add(int(d.name))
+        except (OSError, IndexError, ValueError):
+            continue
+    found, frontier = set(roots), set(roots)
+    while frontier:
+        frontier = {p for p, pp in parent.items() if pp in frontier and p not in found}
+        found |= frontier
+    return sorted(found)
+
+
+__all__ = ["CHROMIUM_ARGS", "PW_KEYS", "BrowserEnv", "chromium_pids", "find_chromium"]

@@ -1,0 +1,264 @@
+// In-page collector for cua.perception.dom: one call returns the visible interactive and
+// text-bearing elements with roles (AT-SPI vocabulary), accessible names, states and
+// viewport boxes. Walks open shadow roots and same-origin iframes. Bounded by a node and a
+// time budget: when either runs out it returns what it has with partial=true.
+(opts) => {
+  const t0 = performance.now();
+  const maxNodes = opts.maxNodes || 20000, maxMs = opts.maxMs || 1500, maxEls = opts.maxElements || 3000;
+  const hitTestMax = opts.hitTestMax || 1500;
+  const vw = window.innerWidth, vh = window.innerHeight;
+  const out = [];
+  let visited = 0, partial = false, reason = null, hitTests = 0;
+
+  const ARIA = {
+    button: 'push button', link: 'link', checkbox: 'check box', radio: 'radio button',
+    textbox: 'entry', searchbox: 'entry', combobox: 'combo box', listbox: 'list box',
+    option: 'list item', menuitem: 'menu item', menu: 'menu', menubar: 'menu bar',
+    menuitemcheckbox: 'check menu item', menuitemradio: 'radio menu item', tab: 'page tab',
+    tablist: 'page tab list', slider: 'slider', spinbutton: 'spin button', switch: 'toggle button',
+    heading: 'heading', dialog: 'dialog', alertdialog: 'dialog', img: 'image', treeitem: 'tree item',
+    gridcell: 'table cell', cell: 'table cell', row: 'table row', columnheader: 'column header',
+    progressbar: 'progress bar', tooltip: 'tool tip', alert: 'alert', status: 'status bar',
+    listitem: 'list item', scrollbar: 'scroll bar', toolbar: 'tool bar', label: 'label',
+  };
+  const TEXT_INPUTS = new Set(['text', 'email', 'password', 'search', 'tel', 'url', 'number', 'date',
+    'datetime-local', 'month', 'week', 'time', '']);
+  const SEMANTIC = {FORM: 'form', NAV: 'navigation', MAIN: 'main', HEADER: 'header', FOOTER: 'footer',
+    DIALOG: 'dialog', FIELDSET: 'panel', TABLE: 'table', ASIDE: 'section', SECTION: 'section'};
+
+  const clean = (s, n) => (s || '').replace(/\s+/g, ' ').trim().slice(0, n || 200);
+
+  function roleOf(el, tag) {
+    const aria = (el.getAttribute('role') || '').split(' ')[0].toLowerCase();
+    if (aria && ARIA[aria]) return ARIA[aria];
+    switch (tag) {
+      case 'A': return el.hasAttribute('href') ? 'link' : null;
+      case 'BUTTON': return 'push button';
+      case 'SUMMARY': return 'toggle button';
+      case 'TEXTAREA': return 'entry';
+      case 'SELECT': return (el.multiple || el.size > 1) ? 'list box' : 'combo box';
+      case 'OPTION': return 'list item';
+      case 'LABEL': return 'label';
+      case 'IMG': return 'image';
+      case 'H1': case 'H2': case 'H3': case 'H4': case 'H5': case 'H6': return 'heading';
+      case 'INPUT': {
+        const t = (el.getAttribute('type') || '').toLowerCase();
+        if (t === 'hidden') return null;
+        if (t === 'checkbox') return 'check box';
+        if (t === 'radio') return 'radio button';
+        if (t === 'button' || t === 'submit' || t === 'reset' || t === 'image') return 'push button';
+        if (t === 'range') return 'slider';
+        if (t === 'password') return 'password text';
+        if (t === 'file') return 'push button';
+        if (t === 'color') return 'push button';
+        return 'entry';
+      }
+    }
+    if (el.isContentEditable && !(el.parentElement && el.parentElement.isContentEditable)) return 'entry';
+    return null;
+  }
+
+  function byIds(root, ids) {
+    return ids.split(/\s+/).map(id => {
+      const n = root.getElementById ? root.getElementById(id) : null;
+      return n ? n.textContent : '';
+    }).join(' ');
+  }
+
+  function nameOf(el, tag, role, root) {
+    const lb = el.getAttribute('aria-labelledby');
+    if (lb) { const s = clean(byIds(root, lb)); if (s) return s; }
+    const al = el.getAttribute('aria-label');
+    if (al && al.trim()) return clean(al);
+    if (tag === 'INPUT' || tag === 'TEXTAREA' || tag === 'SELECT') {
+      const t = (el.getAttribute('type') || '').toLowerCase();
+      if (tag === 'INPUT' && (t === 'button' || t === 'submit' || t === 'reset') && el.value) return clean(el.value);
+      if (tag === 'INPUT' && t === 'image' && el.alt) return clean(el.alt);
+      if (el.labels && el.labels.length) {
+        const s = clean(Array.from(el.labels).map(l => l.innerText).join(' '));
+        if (s) return s;
+      }
+      if (el.placeholder) return clean(el.placeholder);
+      if (el.title) return clean(el.title);
+      if (tag === 'INPUT' && t === 'submit') return 'Submit';
+      return '';
+    }
+    if (tag === 'IMG') return clean(el.alt || el.title);
+    const txt = clean(el.innerText);
+    if (txt) return txt;
+    if (el.title) return clean(el.title);
+    const img = el.querySelector && el.querySelector('img[alt]');
+    return img ? clean(img.alt) : '';
+  }
+
+  function statesOf(el, tag, role, root) {
+    const s = [];
+    const active = root.activeElement;
+    if (active === el) s.push('focused');
+    const ac = el.getAttribute('aria-checked');
+    if (el.checked === true || ac === 'true') s.push('checked');
+    if (ac === 'mixed' || el.indeterminate) s.push('indeterminate');
+    if ((tag === 'OPTION' && el.selected) || el.getAttribute('aria-selected') === 'true') s.push('selected');
+    const ex = el.getAttribute('aria-expanded');
+    if (ex === 'true' || (tag === 'SUMMARY' && el.parentElement && el.parentElement.open)) s.push('expanded');
+    else if (ex === 'false' || tag === 'SUMMARY') s.push('collapsed');
+    const disabled = el.disabled === true || el.getAttribute('aria-disabled') === 'true' ||
+      (el.closest && el.closest('fieldset[disabled]') && tag !== 'LEGEND');
+    s.push(disabled ? 'disabled' : 'enabled');
+    const editable = (tag === 'TEXTAREA' || (tag === 'INPUT' && (role === 'entry' || role === 'password text'))
+      || el.isContentEditable) && !el.readOnly && !disabled;
+    if (editable) s.push('editable');
+    if (el.tabIndex >= 0 || editable) s.push('focusable');
+    if (el.getAttribute('aria-pressed') === 'true') s.push('pressed');
+    if (el.required) s.push('required');
+    return s;
+  }
+
+  function valueOf(el, tag, role) {
+    if (tag === 'SELECT') { const o = el.options[el.selectedIndex]; return o ? clean(o.text) : ''; }
+    if (tag === 'TEXTAREA') return el.value.slice(0, 2000);
+    if (tag === 'INPUT') {
+      const t = (el.getAttribute('type') || '').toLowerCase();
+      if (t === 'password') return el.value ? '*'.repeat(el.value.length) : '';
+      if (TEXT_INPUTS.has(t) || t === 'range' || t === 'color') return el.value.slice(0, 2000);
+      return null;
+    }
+    if (el.isContentEditable) return clean(el.innerText, 2000);
+    return null;
+  }
+
+  function selectorOf(el) {
+    const parts = [];
+    let n = el;
+    while (n && n.nodeType === 1 && parts.length < 12) {
+      if (n.id && /^[A-Za-z][\w-]*$/.test(n.id)) { parts.unshift('#' + n.id); break; }
+      let i = 1, sib = n;
+      while ((sib = sib.previousElementSibling)) if (sib.tagName === n.tagName) i++;
+      parts.unshift(n.tagName.toLowerCase() + ':nth-of-type(' + i + ')');
+      n = n.parentElement;
+    }
+    return parts.join(' > ');
+  }
+
+  function related(a, b) { // a is b, or one contains the other across shadow boundaries
+    for (let n = b; n; n = n.parentNode || n.host) if (n === a) return true;
+    for (let n = a; n; n = n.parentNode || n.host) if (n === b) return true;
+    return false;
+  }
+
+  function covered(el, root, x, y) {
+    if (hitTests >= hitTestMax || !root.elementFromPoint) return false;
+    hitTests++;
+    const hit = root.elementFromPoint(x, y);
+    if (!hit) return false;
+    if (related(hit, el)) return false;
+    if (hit.tagName === 'LABEL' && hit.control === el) return false;
+    return true;
+  }
+
+  function textBox(el) { // union of the element's own non-blank text nodes
+    let l = Infinity, t = Infinity, r = -Infinity, b = -Infinity, text = '';
+    for (const c of el.childNodes) {
+      if (c.nodeType !== 3 || !c.nodeValue.trim()) continue;
+      const range = el.ownerDocument.createRange();
+      range.selectNodeContents(c);
+      for (const q of range.getClientRects()) {
+        if (q.width <= 0 || q.height <= 0) continue;
+        l = Math.min(l, q.left); t = Math.min(t, q.top); r = Math.max(r, q.right); b = Math.max(b, q.bottom);
+      }
+      text += ' ' + c.nodeValue;
+    }
+    return r > l ? {rect: {left: l, top: t, right: r, bottom: b}, text: clean(text)} : null;
+  }
+
+  function emit(el, tag, role, name, rect, ctx, extra) {
+    const left = Math.max(rect.left, ctx.clip.left), top = Math.max(rect.top, ctx.clip.top);
+    const right = Math.min(rect.right, ctx.clip.right), bottom = Math.min(rect.bottom, ctx.clip.bottom);
+    if (right - left < 1 || bottom - top < 1) return;
+    if (covered(el, ctx.root, (left + right) / 2, (top + bottom) / 2)) return;
+    const x = left + ctx.ox, y = top + ctx.oy, w = right - left, h = bottom - top;
+    if (x + w <= 0 || y + h <= 0 || x >= vw || y >= vh) return;
+    const attrs = {tag: tag.toLowerCase(), selector: selectorOf(el)};
+    if (ctx.frame) attrs.frame = ctx.frame;
+    if (ctx.shadow) attrs.shadow = true;
+    if (tag === 'A' && el.href) attrs.href = String(el.href).slice(0, 300);
+    if (tag === 'INPUT') attrs.type = (el.getAttribute('type') || 'text').toLowerCase();
+    if (el.id) attrs.dom_id = el.id;
+    Object.assign(attrs, extra || {});
+    out.push({role, name, bbox: [Math.round(x), Math.round(y), Math.max(1, Math.round(w)), Math.max(1, Math.round(h))],
+      states: extra && extra.text ? [] : statesOf(el, tag, role, ctx.root),
+      value: extra && extra.text ? null : valueOf(el, tag, role), path: ctx.path.slice(-6), attrs});
+  }
+
+  function pathEntry(el, tag) {
+    if (el.id) return tag.toLowerCase() + ':#' + el.id;
+    const aria = el.getAttribute('role');
+    const sem = aria && ARIA[aria] ? ARIA[aria] : SEMANTIC[tag];
+    if (!sem) return null;
+    const lab = el.getAttribute('aria-label') || (tag === 'FIELDSET' && el.querySelector('legend')
+      ? el.querySelector('legend').textContent : '');
+    return sem + ':' + clean(lab, 60);
+  }
+
+  // Walk with an explicit stack: [node, ctx, insideInteractive].
+  const topClip = {left: 0, top: 0, right: vw, bottom: vh};
+  const stack = [[document.documentElement, {root: document, ox: 0, oy: 0, clip: topClip, path: [], frame: null, shadow: false}, false]];
+  while (stack.length) {
+    if ((++visited & 127) === 0 && performance.now() - t0 > maxMs) { partial = true; reason = 'time'; break; }
+    if (visited > maxNodes) { partial = true; reason = 'nodes'; break; }
+    if (out.length >= maxEls) { partial = true; reason = 'elements'; break; }
+    const [el, ctx, inside] = stack.pop();
+    if (!el || el.nodeType !== 1) continue;
+    const tag = el.tagName;
+    if (tag === 'SCRIPT' || tag === 'STYLE' || tag === 'NOSCRIPT' || tag === 'TEMPLATE' || tag === 'HEAD') continue;
+    let style = null;
+    if (el.checkVisibility && !el.checkVisibility({opacityProperty: true})) {
+      style = getComputedStyle(el);
+      if (style.display !== 'contents') continue;
+    }
+    style = style || getComputedStyle(el);
+    const rect = el.getBoundingClientRect();
+    const shown = style.visibility !== 'hidden' && style.visibility !== 'collapse' && rect.width > 0 && rect.height > 0;
+    let role = roleOf(el, tag);
+    let clickable = false;
+    if (!role && !inside && (el.hasAttribute('onclick') || (style.cursor === 'pointer' &&
+        !(el.parentElement && getComputedStyle(el.parentElement).cursor === 'pointer')))) {
+      role = 'push button'; clickable = true;
+    }
+    const interactive = !!role && role !== 'heading' && role !== 'label' && role !== 'image' && role !== 'dialog';
+    if (shown && role) {
+      const name = nameOf(el, tag, role, ctx.root);
+      emit(el, tag, role, name, rect, ctx, clickable ? {clickable: true} : null);
+    } else if (shown && !inside) {
+      const tb = textBox(el);
+      if (tb && tb.text) emit(el, tag, 'text', tb.text, tb.rect, ctx, {text: true});
+    }
+    const entry = pathEntry(el, tag);
+    const childCtx = entry ? Object.assign({}, ctx, {path: ctx.path.concat([entry])}) : ctx;
+    const childInside = inside || (interactive && role !== 'list box' && role !== 'menu' && role !== 'menu bar'
+      && role !== 'page tab list' && role !== 'tool bar');
+    if (tag === 'IFRAME' || tag === 'FRAME') {
+      let doc = null;
+      try { doc = el.contentDocument; } catch (e) { doc = null; }
+      if (doc && doc.documentElement && shown) {
+        const cs = getComputedStyle(el);
+        const ox = ctx.ox + rect.left + el.clientLeft + parseFloat(cs.paddingLeft || 0);
+        const oy = ctx.oy + rect.top + el.clientTop + parseFloat(cs.paddingTop || 0);
+        const fw = el.clientWidth, fh = el.clientHeight;
+        const clip = {left: Math.max(0, -ox), top: Math.max(0, -oy), right: Math.min(fw, vw - ox), bottom: Math.min(fh, vh - oy)};
+        const fname = 'frame:' + clean(el.getAttribute('name') || el.getAttribute('title') || el.id || el.getAttribute('src') || '', 60);
+        stack.push([doc.documentElement, {root: doc, ox, oy, clip, path: childCtx.path.concat([fname]),
+          frame: (ctx.frame ? ctx.frame + '>' : '') + selectorOf(el), shadow: false}, false]);
+      }
+      continue;
+    }
+    const kids = el.children;
+    for (let i = kids.length - 1; i >= 0; i--) stack.push([kids[i], childCtx, childInside]);
+    if (el.shadowRoot) {
+      const sctx = Object.assign({}, childCtx, {root: el.shadowRoot, shadow: true});
+      const sk = el.shadowRoot.children;
+      for (let i = sk.length - 1; i >= 0; i--) stack.push([sk[i], sctx, childInside]);
+    }
+  }
+  return {elements: out, partial, reason, visited, ms: performance.now() - t0, viewport: [vw, vh]};
+}
