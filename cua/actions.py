@@ -122,6 +122,7 @@ class _Pointer(_Base):
 class Click(_Pointer):
     kind: Literal["click"] = "click"
     button: Literal["left", "middle", "right"] = "left"
+    clicks: int = Field(1, ge=1, le=3, description="1, or 3 for a triple click (double_click is its own kind).")
 
 
 class DoubleClick(_Pointer):
@@ -256,7 +257,8 @@ def _explain(err: ValidationError) -> str:
     msgs = []
     for e in err.errors()[:3]:
         loc = ".".join(str(p) for p in e.get("loc", ()) if p not in ACTION_KINDS) or "action"
-        msgs.append(f"{loc}: {e.get('msg', 'invalid')}")
+        msg = str(e.get("msg", "invalid")).removeprefix("Value error, ")
+        msgs.append(msg if loc == "action" else f"{loc}: {msg}")
     return "; ".join(msgs)
 
 
@@ -285,6 +287,13 @@ def parse_action(value: Any, fmt: str = "auto") -> Action:
     from cua.action_formats import parse
 
     return parse(value, fmt)
+
+
+def parse_actions(value: Any, fmt: str = "auto") -> list[Action]:
+    """Parse input that may hold several actions (pyautogui code, OSWorld DRAG_TO, a JSON list)."""
+    from cua.action_formats import parse_many
+
+    return parse_many(value, fmt)
 
 
 def scale_action(action: Action, src: tuple[int, int], dst: tuple[int, int]) -> Action:

@@ -1,0 +1,480 @@
+"""Safe parsers from every supported action format into cua.actions models, and back to call strings.
+
+Formats: our JSON; our call strings (`click(text="File")`); pyautogui code (OSWorld's pyautogui
+action space); OSWorld `computer_13` JSON; Anthropic `computer` tool inputs; OpenAI `computer_call`
+actions; UI-TARS strings (`click(start_box='(x,y)')`). Code is parsed with `ast` and only
+whitelisted call names with literal arguments are accepted: nothing is ever executed.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from typing import Any, Callable
+
+from cua.actions import ACTION_KINDS, Action, ActionParseError, action_from_dict, normalize_key
+
+MAX_INPUT = 100_000
+TARGET_FIELDS = ("text", "role", "near", "relation", "nth", "signature")
+
+
+def _need(cond: bool, msg: str) -> None:
+    if not cond:
+        raise ActionParseError(msg)
+
+
+def _int(v: Any, what: str) -> int:
+    _need(isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and abs(v) < 1e7,
+          f"{what} must be a number, got {v!r}")
+    return int(round(v))
+
+
+def _point(x: Any, y: Any) -> dict[str, int]:
+    return {"x": _int(x, "x"), "y": _int(y, "y")}
+
+
+def _keys_from_combo(combo: Any) -> list[str]:
+    """'ctrl+s', 'ctrl s', 'Control_L+Shift+t' -> canonical key list."""
+    _need(isinstance(combo, str) and combo.strip(), f"keys must be a non-empty string, got {combo!r}")
+    parts = [p for p in re.split(r"[+\s]+", combo.strip()) if p] if len(combo.strip()) > 1 else [combo]
+    return [normalize_key(p) for p in parts]
+
+
+def _key_action(keys: list[str]) -> dict[str, Any]:
+    return {"kind": "key", "key": keys[0]} if len(keys) == 1 else {"kind": "hotkey", "keys": keys}
+
+
+# --------------------------------------------------------------------------- call strings
+def _src(node: ast.AST) -> str:
+    try:
+        return ast.unparse(node)[:80]
+    except (RecursionError, ValueError, AttributeError):
+        return type(node).__name__
+
+
+def _literal(node: ast.AST, fn: str) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        raise ActionParseError(f"{fn}(): arguments must be literals (numbers, strings, lists), "
+                               f"got `{_src(node)}`") from None
+
+
+def _box_center(box: Any) -> dict[str, int]:
+    """UI-TARS '(x,y)' or '(x1,y1,x2,y2)' (optionally wrapped in <|box_start|> tokens) -> point."""
+    s = re.sub(r"<\|?/?box_(start|end)\|?>", "", str(box))
+    nums = [float(n) for n in re.findall(r"-?\d+(?:\.\d+)?", s)]
+    _need(len(nums) in (2, 4), f"box must be '(x,y)' or '(x1,y1,x2,y2)', got {box!r}")
+    if len(nums) == 4:
+        return _point((nums[0] + nums[2]) / 2, (nums[1] + nums[3]) / 2)
+    return _point(nums[0], nums[1])
+
+
+def _pointer(kind: str, args: list, kw: dict, fn: str) -> dict[str, Any]:
+    """Pointer target from positional (x, y) / ("text") / keyword (x=, y=, element_id=, text=, box...)."""
+    out: dict[str, Any] = {"kind": kind}
+    if "start_box" in kw or "point" in kw:
+        out.update(_box_center(kw.pop("start_box", None) or kw.pop("point")))
+    elif len(args) >= 2 and all(isinstance(a, (int, float)) for a in args[:2]):
+        out.update(_point(args[0], args[1]))
+        args = args[2:]
+    elif len(args) == 1 and isinstance(args[0], (tuple, list)) and len(args[0]) == 2:
+        out.update(_point(*args[0]))
+        args = []
+    elif len(args) == 1 and isinstance(args[0], str):
+        kw.setdefault("text", args[0])
+        args = []
+    _need(not args, f"{fn}(): unexpected positional arguments {args!r}")
+    for k in ("x", "y"):
+        if k in kw:
+            out[k] = _int(kw.pop(k), k)
+    if "element_id" in kw:
+        out["element_id"] = str(kw.pop("element_id"))
+    target = kw.pop("target", None) or {k: kw.pop(k) for k in TARGET_FIELDS if k in kw}
+    if target:
+        _need(isinstance(target, dict), f"{fn}(): target must be a dict, got {target!r}")
+        out["target"] = target
+    return out
+
+
+def _pyautogui_button(kw: dict) -> str:
+    b = str(kw.pop("button", "left")).lower()
+    _need(b in {"left", "right", "middle"}, f"button must be left, right or middle, got {b!r}")
+    return b
+
+
+def _c_click(args, kw, fn):
+    clicks = kw.pop("clicks", 1)
+    button = _pyautogui_button(kw)
+    for k in ("interval", "duration", "tween", "logScreenshot", "_pause"):
+        kw.pop(k, None)
+    out = _pointer("click", args, kw, fn)
+    n = _int(clicks, "clicks")
+    if n == 2:
+        out["kind"] = "double_click"
+    else:
+        out["button"] = button
+        if n != 1:
+            out["clicks"] = n
+    return [out]
+
+
+def _c_simple(kind: str):
+    def parse(args, kw, fn):
+        for k in ("duration", "tween", "_pause", "interval", "logScreenshot"):
+            kw.pop(k, None)
+        out = _pointer(kind, args, kw, fn)
+        if kind in {"mouse_down", "mouse_up"} and "button" in kw:
+            out["button"] = _pyautogui_button(kw)
+        return [out]
+    return parse
+
+
+def _c_triple(args, kw, fn):
+    return [dict(_pointer("click", args, kw, fn), clicks=3)]
+
+
+def _c_drag(args, kw, fn):
+    if "start_box" in kw:  # UI-TARS drag(start_box=, end_box=)
+        start, end = _box_center(kw.pop("start_box")), _box_center(kw.pop("end_box", None))
+        return [{"kind": "drag", **start, "to_x": end["x"], "to_y": end["y"]}]
+    if fn.endswith("dragTo"):  # pyautogui: from the current pointer to (x, y)
+        kw.pop("duration", None), kw.pop("button", None)
+        end = _pointer("move", args, kw, fn)
+        return [{"kind": "mouse_down"}, end, {"kind": "mouse_up"}]
+    out = _pointer("drag", args, kw, fn)
+    for k in ("to_x", "to_y"):
+        if k in kw:
+            out[k] = _int(kw.pop(k), k)
+    for k in ("to_element_id", "to_target"):
+        if k in kw:
+            out[k] = kw.pop(k)
+    return [out]
+
+
+def _c_type(args, kw, fn):
+    text = kw.pop("content", None) if "content" in kw else kw.pop("text", kw.pop("message", None))
+    if text is None and args:
+        text = args.pop(0)
+    kw.pop("interval", None)
+    _need(isinstance(text, str), f"{fn}() needs the text to type as a string, got {text!r}")
+    return [{"kind": "type", "text": text}]
+
+
+def _c_key(args, kw, fn):
+    if "key" in kw and isinstance(kw["key"], str) and fn in {"hotkey", "press"} and " " in kw["key"].strip():
+        return [_key_action(_keys_from_combo(kw.pop("key")))]  # UI-TARS hotkey(key='ctrl c')
+    keys = kw.pop("keys", None) or kw.pop("key", None) or (args[0] if len(args) == 1 else list(args))
+    kw.pop("interval", None)
+    presses = _int(kw.pop("presses", 1), "presses")
+    _need(1 <= presses <= 50, f"presses must be 1..50, got {presses}")
+    if isinstance(keys, str):
+        keys = [keys]
+    _need(isinstance(keys, list) and keys and all(isinstance(k, str) for k in keys),
+          f"{fn}() needs key names, e.g. {fn}('enter') or hotkey('ctrl', 's')")
+    if fn == "press" and len(keys) > 1:  # pyautogui.press(['a', 'b']) presses them in turn
+        return [{"kind": "key", "key": normalize_key(k)} for k in keys] * presses
+    if fn == "key":
+        keys = _keys_from_combo(keys[0]) if len(keys) == 1 else keys
+    norm = [normalize_key(k) for k in keys]
+    acts = [{"kind": "hotkey", "keys": norm} if fn == "hotkey" else _key_action(norm)]
+    return acts * presses
+
+
+def _c_scroll(args, kw, fn):
+    if "direction" in kw:  # UI-TARS scroll(start_box=, direction='down')
+        d = str(kw.pop("direction")).lower()
+        _need(d in {"up", "down", "left", "right"}, f"direction must be up/down/left/right, got {d!r}")
+        out = _pointer("scroll", [], kw, fn) if ("start_box" in kw or "point" in kw) else {"kind": "scroll"}
+        out.update({"dy": {"up": -5, "down": 5}.get(d, 0), "dx": {"left": -5, "right": 5}.get(d, 0)})
+        return [out]
+    if fn in {"scroll", "vscroll", "hscroll"} and args and "dy" not in kw and "dx" not in kw:
+        clicks = _int(args.pop(0), "clicks")  # pyautogui: positive scrolls up / right
+        out = _pointer("scroll", args, kw, fn)
+        out["dx" if fn == "hscroll" else "dy"] = clicks if fn == "hscroll" else -clicks
+        return [out]
+    dx, dy = kw.pop("dx", 0), kw.pop("dy", 0)
+    out = _pointer("scroll", args, kw, fn)
+    out.update({"dx": _int(dx, "dx"), "dy": _int(dy, "dy")})
+    return [out]
+
+
+def _c_wait(args, kw, fn):
+    s = kw.pop("seconds", kw.pop("secs", args[0] if args else 1.0))
+    _need(isinstance(s, (int, float)) and not isinstance(s, bool), f"{fn}() seconds must be a number")
+    return [{"kind": "wait", "seconds": float(s)}]
+
+
+def _c_one(kind: str, field: str | None = None, *aliases: str):
+    def parse(args, kw, fn):
+        out: dict[str, Any] = {"kind": kind}
+        val = args[0] if args else next((kw.pop(a) for a in (field, *aliases) if a and a in kw), None)
+        if field and val is not None:
+            out[field] = val
+        return [out]
+    return parse
+
+
+CALLS: dict[str, Callable[[list, dict, str], list[dict]]] = {
+    # ours
+    "click": _c_click, "double_click": _c_simple("double_click"), "right_click": _c_simple("right_click"),
+    "move": _c_simple("move"), "drag": _c_drag, "mouse_down": _c_simple("mouse_down"),
+    "mouse_up": _c_simple("mouse_up"), "scroll": _c_scroll, "type": _c_type, "key": _c_key,
+    "hotkey": _c_key, "wait": _c_wait, "goto": _c_one("goto", "url"), "back": _c_one("back"),
+    "done": _c_one("done", "message", "content"), "fail": _c_one("fail", "reason", "content"),
+    # pyautogui
+    "doubleClick": _c_simple("double_click"), "rightClick": _c_simple("right_click"),
+    "tripleClick": _c_triple, "moveTo": _c_simple("move"), "dragTo": _c_drag, "mouseDown": _c_simple("mouse_down"),
+    "mouseUp": _c_simple("mouse_up"), "vscroll": _c_scroll, "hscroll": _c_scroll, "typewrite": _c_type,
+    "write": _c_type, "press": _c_key, "sleep": _c_wait,
+    # UI-TARS
+    "left_single": _c_simple("click"), "left_double": _c_simple("double_click"),
+    "right_single": _c_simple("right_click"), "finished": _c_one("done", "message", "content"),
+    "call_user": _c_one("fail", "reason", "content"), "select": _c_drag,
+}
+MODULES = {"pyautogui", "time", "cua"}
+BARE = {"WAIT": [{"kind": "wait", "seconds": 1.0}], "DONE": [{"kind": "done"}], "FAIL": [{"kind": "fail"}]}
+
+
+def _call_name(func: ast.AST) -> str:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in MODULES:
+        return func.attr
+    raise ActionParseError(f"only plain calls like click(...) or pyautogui.click(...) are allowed, "
+                           f"got `{_src(func)}`")
+
+
+def parse_code(text: str) -> list[dict[str, Any]]:
+    """Parse call strings / pyautogui code (one call per statement) into action dicts."""
+    if "Action:" in text:  # UI-TARS "Thought: ...\nAction: click(...)"
+        text = text.rsplit("Action:", 1)[1]
+    text = text.strip().strip("`").strip()
+    if text.startswith("python\n"):
+        text = text[len("python\n"):]
+    if text in BARE:
+        return list(BARE[text])
+    try:
+        tree = ast.parse(text, mode="exec")
+    except (SyntaxError, ValueError, MemoryError, RecursionError) as e:
+        raise ActionParseError(f"not a valid call string ({type(e).__name__}): {text[:80]!r}; "
+                               f"expected e.g. click(x=10, y=20) or type(text=\"hi\")") from None
+    out: list[dict[str, Any]] = []
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            names = {a.name for a in stmt.names} | ({stmt.module} if isinstance(stmt, ast.ImportFrom) else set())
+            _need(names <= MODULES, f"only `import pyautogui` / `import time` are allowed, got {sorted(names)}")
+            continue
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Name) and stmt.value.id in BARE:
+            out.extend(BARE[stmt.value.id])
+            continue
+        _need(isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call),
+              f"only function calls are allowed, got `{_src(stmt)}`")
+        call = stmt.value
+        fn = _call_name(call.func)
+        _need(fn in CALLS, f"unknown action {fn!r}; expected one of {', '.join(ACTION_KINDS)} "
+                           f"(or pyautogui / UI-TARS names)")
+        _need(not any(isinstance(a, ast.Starred) for a in call.args) and all(k.arg for k in call.keywords),
+              f"{fn}(): *args / **kwargs are not allowed")
+        args = [_literal(a, fn) for a in call.args]
+        kw = {k.arg: _literal(k.value, fn) for k in call.keywords}
+        acts = CALLS[fn](args, kw, fn)
+        _need(not kw, f"{fn}(): unknown argument(s) {', '.join(sorted(kw))}")
+        out.extend(acts)
+    _need(bool(out), "no action found in the input")
+    return out
+
+
+# --------------------------------------------------------------------------- JSON formats
+def _from_osworld(d: dict) -> list[dict[str, Any]]:
+    t = str(d.get("action_type", "")).upper()
+    p = d.get("parameters") or {}
+    _need(isinstance(p, dict), "OSWorld parameters must be an object")
+    pt = _point(p["x"], p["y"]) if "x" in p and "y" in p else {}
+    button = str(p.get("button", "left")).lower()
+    if t == "CLICK":
+        n = _int(p.get("num_clicks", 1), "num_clicks")
+        kind = "right_click" if button == "right" else "double_click" if n == 2 else "click"
+        extra = {"button": button} if kind == "click" else {}
+        if kind == "click" and n != 1:
+            extra["clicks"] = n
+        _need(bool(pt), "OSWorld CLICK without x/y is not supported: give x and y")
+        return [{"kind": kind, **pt, **extra}]
+    simple = {"MOVE_TO": "move", "RIGHT_CLICK": "right_click", "DOUBLE_CLICK": "double_click"}
+    if t in simple:
+        return [{"kind": simple[t], **pt}]
+    if t in {"MOUSE_DOWN", "MOUSE_UP"}:
+        return [{"kind": t.lower(), "button": button, **pt}]
+    if t == "DRAG_TO":
+        return [{"kind": "mouse_down"}, {"kind": "move", **pt}, {"kind": "mouse_up"}]
+    if t == "SCROLL":  # OSWorld: positive dy scrolls up
+        return [{"kind": "scroll", "dx": _int(p.get("dx", 0), "dx"), "dy": -_int(p.get("dy", 0), "dy")}]
+    if t == "TYPING":
+        return [{"kind": "type", "text": p.get("text")}]
+    if t == "PRESS":
+        return [{"kind": "key", "key": p.get("key")}]
+    if t == "HOTKEY":
+        return [{"kind": "hotkey", "keys": p.get("keys")}]
+    if t in {"WAIT", "DONE", "FAIL"}:
+        return list(BARE[t])
+    raise ActionParseError(f"unsupported OSWorld action_type {t!r} (KEY_DOWN/KEY_UP have no cua equivalent; "
+                           f"use HOTKEY or PRESS)")
+
+
+ANTHROPIC_CLICKS = {"left_click": "click", "right_click": "right_click", "double_click": "double_click",
+                    "middle_click": "click", "triple_click": "click", "mouse_move": "move",
+                    "left_mouse_down": "mouse_down", "left_mouse_up": "mouse_up"}
+
+
+def _from_anthropic(d: dict) -> list[dict[str, Any]]:
+    if d.get("type") == "tool_use":
+        d = d.get("input") or {}
+        _need(isinstance(d, dict), "tool_use input must be an object")
+    a = d.get("action")
+    coord = d.get("coordinate")
+    pt = {}
+    if coord is not None:
+        _need(isinstance(coord, (list, tuple)) and len(coord) == 2, f"coordinate must be [x, y], got {coord!r}")
+        pt = _point(*coord)
+    if a in ANTHROPIC_CLICKS:
+        out = {"kind": ANTHROPIC_CLICKS[a], **pt}
+        if a == "middle_click":
+            out["button"] = "middle"
+        if a == "triple_click":
+            out["clicks"] = 3
+        return [out]
+    if a == "left_click_drag":
+        start = d.get("start_coordinate")
+        _need(isinstance(start, (list, tuple)) and len(start) == 2 and pt, "left_click_drag needs start_coordinate and coordinate")
+        s = _point(*start)
+        return [{"kind": "drag", **s, "to_x": pt["x"], "to_y": pt["y"]}]
+    if a == "type":
+        return [{"kind": "type", "text": d.get("text")}]
+    if a in {"key", "hold_key"}:
+        return [_key_action(_keys_from_combo(d.get("text")))]
+    if a == "scroll":
+        amt = _int(d.get("scroll_amount", 3), "scroll_amount")
+        direction = d.get("scroll_direction", "down")
+        _need(direction in {"up", "down", "left", "right"}, f"scroll_direction must be up/down/left/right, got {direction!r}")
+        sign = -1 if direction in {"up", "left"} else 1
+        axis = "dy" if direction in {"up", "down"} else "dx"
+        return [{"kind": "scroll", **pt, axis: sign * amt}]
+    if a in {"screenshot", "cursor_position"}:
+        return [{"kind": "wait", "seconds": 0}]
+    if a == "wait":
+        return [{"kind": "wait", "seconds": d.get("duration", 1)}]
+    raise ActionParseError(f"unsupported Anthropic computer action {a!r}")
+
+
+def _from_openai(d: dict) -> list[dict[str, Any]]:
+    if d.get("type") == "computer_call":
+        d = d.get("action") or {}
+        _need(isinstance(d, dict), "computer_call action must be an object")
+    t = d.get("type")
+    pt = _point(d["x"], d["y"]) if "x" in d and "y" in d else {}
+    if t == "click":
+        b = {"wheel": "middle"}.get(d.get("button", "left"), d.get("button", "left"))
+        _need(b in {"left", "right", "middle"}, f"unsupported click button {b!r}")
+        return [{"kind": "right_click", **pt}] if b == "right" else [{"kind": "click", "button": b, **pt}]
+    if t in {"double_click", "move"}:
+        return [{"kind": t, **pt}]
+    if t == "drag":
+        path = d.get("path")
+        _need(isinstance(path, list) and len(path) >= 2 and all(isinstance(p, dict) for p in path),
+              "drag needs a path of at least two {x, y} points")
+        s, e = _point(path[0].get("x"), path[0].get("y")), _point(path[-1].get("x"), path[-1].get("y"))
+        return [{"kind": "drag", **s, "to_x": e["x"], "to_y": e["y"]}]
+    if t == "keypress":
+        keys = d.get("keys")
+        _need(isinstance(keys, list) and keys, "keypress needs a non-empty keys list")
+        return [_key_action([normalize_key(k) for k in keys])]
+    if t == "type":
+        return [{"kind": "type", "text": d.get("text")}]
+    if t == "scroll":  # pixels -> notches (about 100 px each)
+        def notches(px: Any) -> int:
+            v = _int(px or 0, "scroll")
+            return 0 if v == 0 else max(1, abs(v) // 100) * (1 if v > 0 else -1)
+        return [{"kind": "scroll", **pt, "dx": notches(d.get("scroll_x")), "dy": notches(d.get("scroll_y"))}]
+    if t in {"screenshot", "wait"}:
+        return [{"kind": "wait", "seconds": 0 if t == "screenshot" else 1}]
+    raise ActionParseError(f"unsupported OpenAI computer action type {t!r}")
+
+
+def _detect(d: dict) -> str:
+    if "kind" in d:
+        return "json"
+    if "action_type" in d:
+        return "osworld"
+    if d.get("type") == "tool_use" or isinstance(d.get("action"), str):
+        return "anthropic"
+    if d.get("type") == "computer_call" or "type" in d:
+        return "openai"
+    raise ActionParseError(f"unrecognised action object with keys {sorted(map(str, d))[:8]}; expected "
+                           f"our {{'kind': ...}}, OSWorld {{'action_type': ...}}, Anthropic {{'action': ...}} "
+                           f"or OpenAI {{'type': ...}}")
+
+
+DICT_PARSERS = {"json": lambda d: [d], "osworld": _from_osworld, "anthropic": _from_anthropic,
+                "openai": _from_openai}
+FORMATS = ("auto", "json", "call", "osworld", "anthropic", "openai", "uitars", "pyautogui")
+
+
+def parse_many(value: Any, fmt: str = "auto") -> list[Action]:
+    """Parse one input (which may hold several actions, e.g. pyautogui code) into validated Actions."""
+    _need(fmt in FORMATS, f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    if isinstance(value, (bytes, bytearray)):
+        try:
+            value = value.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ActionParseError("action bytes are not UTF-8") from None
+    if isinstance(value, str):
+        _need(len(value) <= MAX_INPUT, f"action text is {len(value)} characters; the limit is {MAX_INPUT}")
+        s = value.strip()
+        _need(bool(s), "empty action")
+        if s[0] in "{[" and fmt in {"auto", "json", "osworld", "anthropic", "openai"}:
+            try:
+                value = json.loads(s)
+            except (json.JSONDecodeError, RecursionError) as e:
+                raise ActionParseError(f"invalid JSON: {e}") from None
+        else:
+            _need(fmt in {"auto", "call", "uitars", "pyautogui"}, f"format {fmt!r} expects a JSON object")
+            return [action_from_dict(a) for a in parse_code(s)]
+    if isinstance(value, list):
+        _need(bool(value), "empty action list")
+        _need(all(isinstance(i, (dict, str)) for i in value), "an action list must hold objects or strings")
+        return [a for item in value for a in parse_many(item, fmt)]
+    if not isinstance(value, dict):
+        raise ActionParseError(f"an action must be a JSON object or a string, got {type(value).__name__}")
+    kind = _detect(value) if fmt == "auto" else fmt
+    _need(kind in DICT_PARSERS, f"format {fmt!r} does not take a JSON object")
+    try:
+        dicts = DICT_PARSERS[kind](value)
+    except (KeyError, TypeError) as e:
+        raise ActionParseError(f"malformed {kind} action: missing or wrong field {e}") from None
+    return [action_from_dict(d) for d in dicts]
+
+
+def parse(value: Any, fmt: str = "auto") -> Action:
+    """Parse exactly one action."""
+    acts = parse_many(value, fmt)
+    _need(len(acts) == 1, f"expected one action, got {len(acts)} ({', '.join(a.kind for a in acts)}); "
+                          f"use parse_many for sequences")
+    return acts[0]
+
+
+# --------------------------------------------------------------------------- serialising
+def to_call(action: Action) -> str:
+    """Our call-string form; parse(to_call(a)) == a."""
+    data = action.to_json()
+    kind = data.pop("kind")
+    if data.get("button") == "left":
+        data.pop("button")
+    if data.get("clicks") == 1:
+        data.pop("clicks")
+    target = data.pop("target", None)
+    if target:
+        if target.get("relation") == "near":
+            target.pop("relation")
+        data.update(target)
+    return f"{kind}({', '.join(f'{k}={v!r}' for k, v in data.items())})"
