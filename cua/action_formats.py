@@ -11,7 +11,8 @@ from __future__ import annotations
 import ast
 import json
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from cua.actions import ACTION_KINDS, Action, ActionParseError, action_from_dict, normalize_key
 
@@ -251,8 +252,7 @@ def parse_code(text: str) -> list[dict[str, Any]]:
     if "Action:" in text:  # UI-TARS "Thought: ...\nAction: click(...)"
         text = text.rsplit("Action:", 1)[1]
     text = text.strip().strip("`").strip()
-    if text.startswith("python\n"):
-        text = text[len("python\n"):]
+    text = text.removeprefix("python\n")
     if text in BARE:
         return list(BARE[text])
     try:

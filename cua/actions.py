@@ -7,7 +7,7 @@ Foreign formats (OSWorld, Anthropic, OpenAI, UI-TARS, pyautogui strings) are par
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
@@ -239,10 +239,7 @@ class Fail(_Base):
 
 
 Action = Annotated[
-    Union[
-        Click, DoubleClick, RightClick, Move, Drag, MouseDown, MouseUp, Scroll,
-        Type, Key, Hotkey, Wait, Goto, Back, Done, Fail,
-    ],
+    Click | DoubleClick | RightClick | Move | Drag | MouseDown | MouseUp | Scroll | Type | Key | Hotkey | Wait | Goto | Back | Done | Fail,
     Field(discriminator="kind"),
 ]
 ACTION_ADAPTER: TypeAdapter = TypeAdapter(Action)

@@ -14,8 +14,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cua.actions import (
-    ACTION_KINDS, ActionParseError, Click, Drag, Hotkey, Key, Scroll, Target, Type, action_from_dict,
-    normalize_key, parse_action, parse_actions, scale_action,
+    ACTION_KINDS,
+    ActionParseError,
+    Click,
+    Drag,
+    Hotkey,
+    Key,
+    Scroll,
+    Target,
+    Type,
+    action_from_dict,
+    normalize_key,
+    parse_action,
+    parse_actions,
+    scale_action,
 )
 
 coord = st.integers(min_value=0, max_value=5000)
