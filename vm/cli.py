@@ -1,0 +1,93 @@
+"""`cua serve`: run the guest server (inside a VM or container) in front of one environment."""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+console = Console(stderr=True)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _parse_size(size: str | None) -> tuple[int, int] | None:
+    if not size:
+        return None
+    try:
+        w, h = (int(v) for v in size.lower().split("x"))
+    except ValueError:
+        raise typer.BadParameter(f"size {size!r} must look like 1280x800") from None
+    return w, h
+
+
+def register(app: typer.Typer) -> None:
+    """Add `cua serve` to the `cua` command."""
+
+    @app.command("serve")
+    def serve(
+        host: Annotated[str, typer.Option(help="Address to bind; anything but loopback exposes the guest.")]
+        = "127.0.0.1",
+        port: Annotated[int, typer.Option(min=1, max=65535, help="TCP port.")] = 8765,
+        env: Annotated[str, typer.Option("--env", "-e", help="desktop (this $DISPLAY) or sandbox:APP etc.")]
+        = "desktop",
+        root: Annotated[Path | None, typer.Option(help="Directory served by /files (none: no file access).")]
+        = None,
+        allow_exec: Annotated[bool, typer.Option("--allow-exec", help="Enable /exec (argument lists, timeout).")]
+        = False,
+        token_file: Annotated[Path | None, typer.Option(help="Token file (default ~/.config/cua/token; created "
+                                                        "0600 if absent). $CUA_TOKEN wins over it.")] = None,
+        sources: Annotated[str, typer.Option(help="Perception sources for the environment.")] = "auto",
+        size: Annotated[str | None, typer.Option(help="Screen size for sandbox envs, e.g. 1280x800.")] = None,
+        recordings: Annotated[Path | None, typer.Option(help="Directory for /recording output (enables it).")]
+        = None,
+    ) -> None:
+        """Serve one environment over HTTP with a bearer token (the guest side of --env remote:URL).
+
+        Example: cua serve --env sandbox:mousepad --port 8765 --root ~/shared
+        """
+        import uvicorn
+
+        from cua.env import EnvError, make_env
+        from vm.guest.app import GuestConfig, create_app
+        from vm.guest.auth import TokenError, load_or_create_token
+        from vm.guest.files import FileAccessError
+
+        try:
+            token, origin = load_or_create_token(token_file)
+        except TokenError as e:
+            console.print(f"[bold red]error:[/] {e}")
+            raise typer.Exit(1) from None
+        if not _is_loopback(host):
+            console.print(f"[yellow]warning:[/] binding {host}: anyone who can reach it and has the token "
+                          "controls this desktop; prefer 127.0.0.1 with an SSH tunnel")
+        options: dict = {"sources": sources}
+        if (wh := _parse_size(size)) is not None:
+            options["size"] = wh
+        recorder = None
+        if recordings is not None:
+            from vm.guest.recording import make_recorder
+
+            recorder = make_recorder(recordings)
+        try:
+            cfg = GuestConfig(token=token, env_factory=lambda: make_env(env, **options), env_spec=env,
+                              root=root, allow_exec=allow_exec, recorder=recorder)
+            application = create_app(cfg)
+            application.state.guest.env()  # start the environment now: fail loudly, not on first request
+        except (EnvError, FileAccessError) as e:
+            console.print(f"[bold red]error:[/] {e}")
+            raise typer.Exit(1) from None
+        console.print(f"cua guest on http://{host}:{port} env={env} token from {origin} "
+                      f"files={'off' if root is None else root} exec={'on' if allow_exec else 'off'}")
+        uvicorn.run(application, host=host, port=port, log_level="warning", server_header=False,
+                    proxy_headers=False, limit_concurrency=64, timeout_keep_alive=5, access_log=False)

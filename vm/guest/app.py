@@ -1,0 +1,238 @@
+"""The guest server: one environment behind an authenticated HTTP API (FastAPI app factory)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import Body, FastAPI, HTTPException, Query, Request
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel
+
+from cua.actions import Action
+from cua.env.base import ActionResult, EnvError, Environment
+from vm.guest.auth import AuthGuard
+from vm.guest.exec import ExecError, ExecRequest, ExecResult, run_argv
+from vm.guest.files import FileAccessError, FileRoot
+from vm.guest.middleware import AuthMiddleware, BodyLimitMiddleware
+from vm.guest.wire import MEDIA_TYPES, ImageFormat, ObservationWire, encode_image, observation_to_wire
+
+API_VERSION = "1"
+
+
+@dataclass
+class GuestConfig:
+    """Everything the server needs; `env_factory` is called once, on first use (or by `GuestState.start`)."""
+
+    token: str
+    env_factory: Callable[[], Environment]
+    env_spec: str = "desktop"
+    root: Path | None = None
+    allow_exec: bool = False
+    max_body: int = 1024 * 1024
+    max_file: int = 64 * 1024 * 1024
+    guard_options: dict[str, Any] = field(default_factory=dict)
+    recorder: Any = None
+
+
+class GuestState:
+    """The one environment and the lock that serialises every call into it."""
+
+    def __init__(self, cfg: GuestConfig):
+        self.cfg = cfg
+        self.lock = threading.RLock()
+        self._env: Environment | None = None
+        self.files = FileRoot(cfg.root) if cfg.root is not None else None
+
+    def env(self) -> Environment:
+        with self.lock:
+            if self._env is None:
+                self._env = self.cfg.env_factory()
+            return self._env
+
+    def close(self) -> None:
+        with self.lock:
+            if self._env is not None:
+                env, self._env = self._env, None
+                env.close()
+
+
+class Health(BaseModel):
+    ok: bool
+    api: str
+    env: str
+    exec: bool
+    files: bool
+    recording: bool
+
+
+class FileWritten(BaseModel):
+    path: str
+    bytes: int
+
+
+class FileEntry(BaseModel):
+    name: str
+    type: str
+    size: int
+    mtime: float
+
+
+class WindowInfo(BaseModel):
+    id: int
+    title: str
+    app: str
+    bbox: tuple[int, int, int, int]
+    active: bool
+
+
+def _env_call(state: GuestState, fn: Callable[[Environment], Any]) -> Any:
+    """Run `fn(env)` under the lock; EnvError -> 409 with its message, anything else -> 503."""
+    with state.lock:
+        try:
+            return fn(state.env())
+        except EnvError as e:
+            raise HTTPException(409, f"environment error: {e}") from None
+        except HTTPException:
+            raise
+        except Exception as e:  # noqa: BLE001 - a broken backend must not look like a bug in the request
+            raise HTTPException(503, f"environment failed: {type(e).__name__}: {e}") from None
+
+
+def grab_image(env: Environment):
+    """A screenshot without perception when the backend offers one (`screenshot()`), else via observe()."""
+    shot = getattr(env, "screenshot", None)
+    if callable(shot):
+        return shot()
+    return env.observe().image()
+
+
+def create_app(cfg: GuestConfig) -> FastAPI:
+    """Build the guest app; all routes (and the OpenAPI schema) sit behind the bearer token."""
+    state = GuestState(cfg)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI):
+        yield
+        state.close()
+
+    app = FastAPI(lifespan=lifespan, title="cua guest", version=API_VERSION, docs_url=None, redoc_url=None, debug=False,
+                  description="Screen, input, files and (opt-in) exec of one desktop. Bearer token required.")
+    app.state.guest = state
+
+    def files() -> FileRoot:
+        if state.files is None:
+            raise HTTPException(403, "file access is off; start the guest with --root DIR to serve a directory")
+        return state.files
+
+    def file_call(fn: Callable[[], Any]) -> Any:
+        try:
+            return fn()
+        except FileAccessError as e:
+            raise HTTPException(e.status, str(e)) from None
+
+    @app.get("/health", response_model=Health, summary="Liveness and what this guest allows")
+    def health() -> Health:
+        return Health(ok=True, api=API_VERSION, env=cfg.env_spec, exec=cfg.allow_exec,
+                      files=state.files is not None, recording=cfg.recorder is not None)
+
+    @app.get("/screenshot", summary="The screen as PNG or JPEG",
+             responses={200: {"content": {"image/png": {}, "image/jpeg": {}}}})
+    def screenshot(fmt: Annotated[ImageFormat, Query(alias="format")] = "png",
+                   scale: Annotated[float, Query(gt=0, le=1)] = 1.0,
+                   quality: Annotated[int, Query(ge=1, le=100)] = 85) -> Response:
+        img = _env_call(state, grab_image)
+        return Response(encode_image(img, fmt, quality, scale), media_type=MEDIA_TYPES[fmt])
+
+    @app.get("/observe", response_model=ObservationWire, summary="Elements, window and (optionally) screenshot")
+    def observe(screenshot: bool = True, fmt: Annotated[ImageFormat, Query(alias="format")] = "png",
+                quality: Annotated[int, Query(ge=1, le=100)] = 85) -> ObservationWire:
+        obs = _env_call(state, lambda env: env.observe())
+        return observation_to_wire(obs, fmt if screenshot else None, quality)
+
+    @app.post("/reset", response_model=ObservationWire, summary="Reset the environment to its start state")
+    def reset(screenshot: bool = True, fmt: Annotated[ImageFormat, Query(alias="format")] = "png") -> ObservationWire:
+        obs = _env_call(state, lambda env: env.reset())
+        return observation_to_wire(obs, fmt if screenshot else None)
+
+    @app.post("/act", response_model=ActionResult, summary="Run one typed action")
+    def act(action: Annotated[Action, Body()]) -> ActionResult:
+        return _env_call(state, lambda env: env.act(action))
+
+    @app.get("/a11y", summary="The accessibility elements of the current screen")
+    def a11y() -> list[dict]:
+        def tree(env: Environment) -> list[dict]:
+            fn = getattr(env, "a11y_elements", None)
+            els = fn() if callable(fn) else [e for e in env.observe().elements if e.source == "a11y"]
+            return [e.model_dump(mode="json") for e in els]
+
+        return _env_call(state, tree)
+
+    @app.get("/windows", response_model=list[WindowInfo], summary="Top-level windows of the display")
+    def windows() -> list[WindowInfo]:
+        from vm.guest.windows import display_of, list_windows
+
+        def get(env: Environment) -> list[dict]:
+            disp = display_of(env)
+            if not disp:
+                raise HTTPException(501, "this environment has no X display to list windows of")
+            return list_windows(disp)
+
+        return [WindowInfo(**w) for w in _env_call(state, get)]
+
+    @app.get("/files", summary="Read a file under the root", responses={200: {"content": {"application/octet-stream": {}}}})
+    def read_file(path: Annotated[str, Query(max_length=4096)]) -> Response:
+        data = file_call(lambda: files().read(path))
+        return Response(data, media_type="application/octet-stream")
+
+    @app.put("/files", response_model=FileWritten, summary="Write a file under the root (raw body)",
+             openapi_extra={"requestBody": {"required": True, "content": {
+                 "application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}}})
+    async def write_file(request: Request, path: Annotated[str, Query(max_length=4096)],
+                         parents: bool = False) -> FileWritten:
+        data = await request.body()
+        n = file_call(lambda: files().write(path, data, parents=parents))
+        return FileWritten(path=path, bytes=n)
+
+    @app.get("/files/list", response_model=list[FileEntry], summary="List a directory under the root")
+    def list_files(path: Annotated[str, Query(max_length=4096)] = "") -> list[FileEntry]:
+        return [FileEntry(**e) for e in file_call(lambda: files().list(path))]
+
+    @app.post("/exec", response_model=ExecResult, summary="Run a program (argument list; off by default)")
+    def exec_(req: ExecRequest) -> ExecResult:
+        if not cfg.allow_exec:
+            raise HTTPException(403, "exec is off; start the guest with --allow-exec to enable it")
+        cwd = str(state.files.root) if state.files is not None else str(Path.home())
+        try:
+            return run_argv(req, cwd)
+        except ExecError as e:
+            raise HTTPException(400, str(e)) from None
+
+    @app.post("/recording/start", summary="Start recording a demonstration")
+    def recording_start(task: Annotated[str, Query(max_length=2000)] = "") -> dict:
+        rec = _recorder()
+        return _env_call(state, lambda env: rec.start(env, task))
+
+    @app.post("/recording/stop", summary="Stop recording; returns where it was written")
+    def recording_stop() -> dict:
+        rec = _recorder()
+        return _env_call(state, lambda env: rec.stop())
+
+    def _recorder():
+        if cfg.recorder is None:
+            raise HTTPException(501, "recording is not available on this guest (no recorder configured)")
+        return cfg.recorder
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:  # never leak a traceback
+        return JSONResponse({"detail": f"internal error: {type(exc).__name__}"}, status_code=500)
+
+    guard = AuthGuard(cfg.token, **cfg.guard_options)
+    app.add_middleware(BodyLimitMiddleware, default=cfg.max_body, per_path={"/files": cfg.max_file})
+    app.add_middleware(AuthMiddleware, guard=guard)
+    app.state.auth_guard = guard
+    return app

@@ -1,0 +1,138 @@
+"""File access confined to one allow-listed root: no `..`, no absolute paths, no symlinks, no NUL.
+
+Every path is walked component by component with `openat(O_NOFOLLOW)` from a descriptor of the root,
+so a symlink anywhere in the path (even one swapped in mid-request) cannot lead outside it.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+MAX_PATH = 4096
+MAX_PARTS = 64
+
+
+class FileAccessError(Exception):
+    """A path was refused or a file operation failed; `status` is the HTTP status to answer with."""
+
+    def __init__(self, message: str, status: int = 400):
+        super().__init__(message)
+        self.status = status
+
+
+def split_path(path: str) -> list[str]:
+    """Validate a root-relative path and return its components ('' or '.' is the root itself)."""
+    if not isinstance(path, str):
+        raise FileAccessError("path must be a string")
+    if "\x00" in path:
+        raise FileAccessError("path contains a NUL byte; give a plain relative path like 'notes/a.txt'")
+    if len(path) > MAX_PATH:
+        raise FileAccessError(f"path is longer than {MAX_PATH} characters")
+    if path.startswith(("/", "~")):
+        raise FileAccessError(f"path {path!r} is absolute; paths are relative to the served root, e.g. 'a.txt'")
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    if any(p == ".." for p in parts):
+        raise FileAccessError(f"path {path!r} contains '..'; paths must stay inside the served root")
+    if len(parts) > MAX_PARTS:
+        raise FileAccessError(f"path {path!r} has more than {MAX_PARTS} components")
+    return parts
+
+
+def _os_error(e: OSError, path: str) -> FileAccessError:
+    if e.errno in (errno.ELOOP, errno.EMLINK):
+        return FileAccessError(f"path {path!r} goes through a symlink; symlinks are not followed", 403)
+    if e.errno == errno.ENOENT:
+        return FileAccessError(f"no such file or directory under the root: {path!r}", 404)
+    if e.errno == errno.ENOTDIR:
+        return FileAccessError(f"a component of {path!r} is not a directory", 404)
+    if e.errno == errno.EISDIR:
+        return FileAccessError(f"{path!r} is a directory; use list", 400)
+    if e.errno == errno.EACCES:
+        return FileAccessError(f"permission denied for {path!r}", 403)
+    if e.errno == errno.ENAMETOOLONG:
+        return FileAccessError(f"a name in {path!r} is too long", 400)
+    return FileAccessError(f"cannot access {path!r}: {e.strerror}", 400)
+
+
+class FileRoot:
+    """Read, write and list files below `root` only."""
+
+    def __init__(self, root: Path | str, max_read: int = 64 * 1024 * 1024):
+        self.root = Path(root).expanduser().resolve()
+        if not self.root.is_dir():
+            raise FileAccessError(f"file root {self.root} is not a directory; create it or pass another --root")
+        self.max_read = max_read
+
+    def _open_dir(self, parts: list[str], path: str, create: bool = False) -> int:
+        fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            for p in parts:
+                try:
+                    nfd = os.open(p, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+                except FileNotFoundError:
+                    if not create:
+                        raise
+                    os.mkdir(p, 0o755, dir_fd=fd)
+                    nfd = os.open(p, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+                os.close(fd)
+                fd = nfd
+            return fd
+        except OSError as e:
+            os.close(fd)
+            raise _os_error(e, path) from None
+
+    def read(self, path: str) -> bytes:
+        parts = split_path(path)
+        if not parts:
+            raise FileAccessError("the root is a directory; use list, or name a file")
+        dfd = self._open_dir(parts[:-1], path)
+        try:
+            fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)
+        except OSError as e:
+            raise _os_error(e, path) from None
+        finally:
+            os.close(dfd)
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise FileAccessError(f"{path!r} is not a regular file", 400)
+            if st.st_size > self.max_read:
+                raise FileAccessError(f"{path!r} is {st.st_size} bytes; the read limit is {self.max_read}", 413)
+            return f.read(self.max_read + 1)[: self.max_read]
+
+    def write(self, path: str, data: bytes, parents: bool = False) -> int:
+        parts = split_path(path)
+        if not parts:
+            raise FileAccessError("cannot write to the root directory itself; name a file")
+        dfd = self._open_dir(parts[:-1], path, create=parents)
+        try:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+            fd = os.open(parts[-1], flags, 0o644, dir_fd=dfd)
+        except OSError as e:
+            raise _os_error(e, path) from None
+        finally:
+            os.close(dfd)
+        with os.fdopen(fd, "wb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise FileAccessError(f"{path!r} is not a regular file", 400)
+            f.truncate(0)
+            f.write(data)
+        return len(data)
+
+    def list(self, path: str = "") -> list[dict]:
+        parts = split_path(path)
+        dfd = self._open_dir(parts, path)
+        try:
+            out = []
+            with os.scandir(dfd) as it:
+                for entry in it:
+                    st = entry.stat(follow_symlinks=False)
+                    kind = ("symlink" if stat.S_ISLNK(st.st_mode) else "dir" if stat.S_ISDIR(st.st_mode)
+                            else "file" if stat.S_ISREG(st.st_mode) else "other")
+                    out.append({"name": entry.name, "type": kind, "size": st.st_size, "mtime": st.st_mtime})
+            return sorted(out, key=lambda e: e["name"])
+        finally:
+            os.close(dfd)
