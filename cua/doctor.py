@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 APT = "apt-get install -y"
@@ -114,7 +115,7 @@ def run_doctor(console: Console | None = None) -> int:
     for c in checks():
         status = "[green]found[/]" if c.ok else ("[red]missing[/]" if c.required else "[yellow]optional[/]")
         missing += (not c.ok) and c.required
-        table.add_row(c.name, status, c.detail, "" if c.ok else c.fix)
+        table.add_row(escape(c.name), status, escape(c.detail), "" if c.ok else escape(c.fix))
     console.print(table)
     console.print(f"[red]{missing} required component(s) missing[/]" if missing else "[green]all required components found[/]")
     return 1 if missing else 0
