@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from pathlib import Path
 
 MAX_PATH = 4096
 MAX_PARTS = 64
+_ENCODED = re.compile(r"%[0-9a-fA-F]{2}")
 
 
 class FileAccessError(Exception):
@@ -31,6 +33,13 @@ def split_path(path: str) -> list[str]:
         raise FileAccessError("path contains a NUL byte; give a plain relative path like 'notes/a.txt'")
     if len(path) > MAX_PATH:
         raise FileAccessError(f"path is longer than {MAX_PATH} characters")
+    if _ENCODED.search(path):
+        raise FileAccessError(f"path {path!r} still contains a percent-encoded sequence after decoding; "
+                              "send the plain name (URL-encode it once)")
+    if "\ufffd" in path:
+        raise FileAccessError("path is not valid UTF-8 (overlong or broken percent-encoding)")
+    if "\\" in path or any(ord(c) < 32 for c in path):
+        raise FileAccessError(f"path {path!r} contains a backslash or control character; use '/' separators")
     if path.startswith(("/", "~")):
         raise FileAccessError(f"path {path!r} is absolute; paths are relative to the served root, e.g. 'a.txt'")
     parts = [p for p in path.split("/") if p not in ("", ".")]
@@ -95,12 +104,15 @@ class FileRoot:
             raise _os_error(e, path) from None
         finally:
             os.close(dfd)
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            kind = "a directory; use list" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+            raise FileAccessError(f"{path!r} is {kind}", 400)
+        if st.st_size > self.max_read:
+            os.close(fd)
+            raise FileAccessError(f"{path!r} is {st.st_size} bytes; the read limit is {self.max_read}", 413)
         with os.fdopen(fd, "rb") as f:
-            st = os.fstat(f.fileno())
-            if not stat.S_ISREG(st.st_mode):
-                raise FileAccessError(f"{path!r} is not a regular file", 400)
-            if st.st_size > self.max_read:
-                raise FileAccessError(f"{path!r} is {st.st_size} bytes; the read limit is {self.max_read}", 413)
             return f.read(self.max_read + 1)[: self.max_read]
 
     def write(self, path: str, data: bytes, parents: bool = False) -> int:
@@ -115,9 +127,10 @@ class FileRoot:
             raise _os_error(e, path) from None
         finally:
             os.close(dfd)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise FileAccessError(f"{path!r} is not a regular file", 400)
         with os.fdopen(fd, "wb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                raise FileAccessError(f"{path!r} is not a regular file", 400)
             f.truncate(0)
             f.write(data)
         return len(data)
