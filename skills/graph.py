@@ -11,9 +11,10 @@ import hashlib
 import json
 import sqlite3
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from cua.perception.elements import Observation, UIElement
 
@@ -29,9 +30,7 @@ def is_visible(el: UIElement, size: tuple[int, int] | None = None) -> bool:
     x, y, w, h = el.bbox
     if w <= 0 or h <= 0 or any(s in el.states for s in HIDDEN_STATES):
         return False
-    if size and size[0] > 0 and (x >= size[0] or y >= size[1] or x + w <= 0 or y + h <= 0):
-        return False
-    return True
+    return not (size and size[0] > 0 and (x >= size[0] or y >= size[1] or x + w <= 0 or y + h <= 0))
 
 
 def _digest(parts: Iterable[str]) -> str:
@@ -98,7 +97,7 @@ def distinguishing(new: Observation, old: Observation | None, limit: int = 6) ->
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS states (
   key TEXT PRIMARY KEY, abstract TEXT, title TEXT, depth INTEGER, prefix TEXT, path_names TEXT,
-  elements TEXT, screenshot TEXT, first_seen REAL, done INTEGER DEFAULT 0);
+  elements TEXT, screenshot TEXT, first_seen REAL, done INTEGER DEFAULT 0, candidates TEXT);
 CREATE TABLE IF NOT EXISTS transitions (
   id INTEGER PRIMARY KEY AUTOINCREMENT, src TEXT, signature TEXT, action TEXT, dst TEXT,
   effect TEXT, seconds REAL, t REAL, UNIQUE(src, signature));
@@ -124,14 +123,15 @@ class UIGraph:
 
     # -- states ---------------------------------------------------------------------------------
     def add_state(self, key: StateKey, obs: Observation, depth: int, prefix: list[dict[str, Any]],
-                  path_names: list[str], screenshot: str | None = None) -> bool:
-        """Insert a state; False when it was already known."""
+                  path_names: list[str], screenshot: str | None = None,
+                  candidates: list[str] | None = None) -> bool:
+        """Insert a state; False when it was already known. `candidates`: signatures to try there (None: all)."""
         els = json.dumps([e.model_dump(mode="json") for e in obs.elements if is_visible(e, obs.size)])
         cur = self.db.execute(
             "INSERT OR IGNORE INTO states(key, abstract, title, depth, prefix, path_names, elements,"
-            " screenshot, first_seen) VALUES (?,?,?,?,?,?,?,?,?)",
+            " screenshot, first_seen, candidates) VALUES (?,?,?,?,?,?,?,?,?,?)",
             (key.exact, key.abstract, key.title, depth, json.dumps(prefix), json.dumps(path_names),
-             els, screenshot, time.time()))
+             els, screenshot, time.time(), None if candidates is None else json.dumps(candidates)))
         return cur.rowcount == 1
 
     def has_state(self, key: StateKey | str) -> bool:
@@ -139,13 +139,14 @@ class UIGraph:
 
     def state(self, key: StateKey | str) -> dict[str, Any] | None:
         row = self.db.execute(
-            "SELECT key, abstract, title, depth, prefix, path_names, elements, screenshot, done"
+            "SELECT key, abstract, title, depth, prefix, path_names, elements, screenshot, done, candidates"
             " FROM states WHERE key=?", (str(key),)).fetchone()
         if row is None:
             return None
         return {"key": row[0], "abstract": row[1], "title": row[2], "depth": row[3],
                 "prefix": json.loads(row[4]), "path_names": json.loads(row[5]),
-                "elements": json.loads(row[6]), "screenshot": row[7], "done": bool(row[8])}
+                "elements": json.loads(row[6]), "screenshot": row[7], "done": bool(row[8]),
+                "candidates": None if row[9] is None else json.loads(row[9])}
 
     def mark_done(self, key: StateKey | str) -> None:
         self.db.execute("UPDATE states SET done=1 WHERE key=?", (str(key),))

@@ -67,7 +67,7 @@ class SkillLibrary:
         self.db.executescript(SCHEMA)
         self._index: tuple[Any, Any, list[Skill]] | None = None
 
-    def __enter__(self) -> SkillLibrary:
+    def __enter__(self) -> SkillLibrary:  # noqa: PYI034
         return self
 
     def __exit__(self, *exc: object) -> None:

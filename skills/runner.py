@@ -122,7 +122,7 @@ def run_skill(skill: Skill, env: Any, args: dict[str, Any] | None = None, librar
         raw = fill(step.action, values)
         sig = (raw.get("target") or {}).get("signature")
         if sig:  # the element may still be appearing (a menu opening): wait for it, bounded
-            obs, _ = wait_for(env, lambda o: o.by_signature(sig) is not None, 2.0, obs)
+            obs, _ = wait_for(env, lambda o, sig=sig: o.by_signature(sig) is not None, 2.0, obs)
         try:
             action = action_from_dict(_resolve(raw, obs))
             res = env.act(action)

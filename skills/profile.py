@@ -1,0 +1,87 @@
+"""Per-app explorer profiles (skills/profiles/<app>.toml): deny-list, no-descend list, sample text, depth."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import tomllib
+
+from cua.perception.elements import UIElement
+
+PROFILE_DIR = Path(__file__).parent / "profiles"
+
+# Roles worth clicking, in the order tried (menus first: cheap to back out of).
+CLICK_ROLES = ("menu", "menu item", "check menu item", "radio menu item", "push button", "toggle button",
+               "page tab", "check box", "radio button", "combo box", "link", "spin button", "tool bar button")
+TYPE_ROLES = ("text", "entry", "text field", "password text", "search box", "textbox", "searchbox")
+
+
+@dataclass
+class Profile:
+    app: str = "default"
+    deny: list[str] = field(default_factory=list)
+    no_descend: list[str] = field(default_factory=list)
+    sample_text: str = "hello"
+    max_depth: int = 4
+    _deny_re: list[re.Pattern] = field(default_factory=list, repr=False)
+    _nod_re: list[re.Pattern] = field(default_factory=list, repr=False)
+
+    def __post_init__(self) -> None:
+        self._deny_re = [re.compile(p, re.IGNORECASE) for p in self.deny]
+        self._nod_re = [re.compile(p, re.IGNORECASE) for p in self.no_descend]
+
+    def denied(self, name: str) -> str | None:
+        """The deny pattern `name` matches, or None."""
+        name = clean_name(name)
+        return next((p.pattern for p in self._deny_re if p.search(name)), None)
+
+    def descend(self, name: str) -> bool:
+        name = clean_name(name)
+        return not any(p.search(name) for p in self._nod_re)
+
+
+def clean_name(name: str) -> str:
+    """Accessible names carry accelerator padding ('New      '); strip it."""
+    return " ".join((name or "").split())
+
+
+def load_profile(app: str, path: str | Path | None = None) -> Profile:
+    """The profile for `app` (skills/profiles/<app>.toml, else default.toml), or the file at `path`."""
+    if path is None:
+        stem = Path(app.split()[0]).name if app else "default"
+        path = PROFILE_DIR / f"{stem}.toml"
+        if not path.exists():
+            path = PROFILE_DIR / "default.toml"
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise ValueError(f"explorer profile {path} does not exist; see {PROFILE_DIR} for examples") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ValueError(f"explorer profile {path} is not valid TOML: {e}") from None
+    unknown = set(data) - {"deny", "no_descend", "sample_text", "max_depth"}
+    if unknown:
+        raise ValueError(f"explorer profile {path}: unknown key(s) {sorted(unknown)}; "
+                         "allowed: deny, no_descend, sample_text, max_depth")
+    try:
+        return Profile(app=app or "default", deny=list(data.get("deny", [])),
+                       no_descend=list(data.get("no_descend", [])),
+                       sample_text=str(data.get("sample_text", "hello")), max_depth=int(data.get("max_depth", 4)))
+    except re.error as e:
+        raise ValueError(f"explorer profile {path}: bad regular expression ({e})") from None
+
+
+def role_kind(el: UIElement) -> str | None:
+    """'click', 'type' or None (not interactable) for an element's role."""
+    role = el.role.lower()
+    if role in CLICK_ROLES or "button" in role or "menu item" in role:
+        return "click"
+    if role in TYPE_ROLES:
+        return "type"
+    return None
+
+
+def is_enabled(el: UIElement) -> bool:
+    return not any(s in el.states for s in ("disabled", "insensitive"))
