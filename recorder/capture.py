@@ -1,0 +1,485 @@
+"""Capture a human demonstration on an X11 display: input events, frames, elements, windows.
+
+Threads: two pynput listeners (mouse, keyboard; they stamp each event with the X server time
+so both devices share one order), a frame thread (mss at `fps`, into a ring of recent frames
+and the H.264 video) and a processing thread that orders events, attaches the pre-action
+frame, the element under the pointer / in focus and the active window, masks password input,
+and hands rows to the store. Times are seconds on one monotonic clock since the start.
+"""
+
+from __future__ import annotations
+
+import collections
+import heapq
+import itertools
+import os
+import queue
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Protocol
+
+import numpy as np
+from PIL import Image
+
+from recorder.privacy import blur_regions, is_password, mask_event, scrub_identity, scrub_text
+from recorder.store import RecordingError, SessionWriter, VideoWriter
+
+REORDER_S = 0.05
+FOCUS_TTL_S = 0.5
+WINDOW_TTL_S = 0.25
+
+
+class ContextProbe(Protocol):
+    """Where an input landed: the element at a point, the focused element (dicts of UIElement fields)."""
+
+    def element_at(self, x: int, y: int) -> dict[str, Any] | None: ...
+
+    def focused(self) -> dict[str, Any] | None: ...
+
+
+def parse_hotkey(spec: str) -> tuple[frozenset[str], str]:
+    """'ctrl+alt+q' -> ({'ctrl', 'alt'}, 'q')."""
+    from cua.actions import normalize_key
+
+    parts = [normalize_key(p.strip()) for p in spec.split("+") if p.strip()]
+    if not parts:
+        raise RecordingError(f"hotkey {spec!r} is empty; write it like ctrl+alt+q")
+    return frozenset(parts[:-1]), parts[-1].lower()
+
+
+def _key_fields(key: Any) -> tuple[str | None, str | None]:
+    """A pynput key -> (canonical key name or None, typed character or None)."""
+    from cua.actions import ActionParseError, normalize_key
+
+    if key is None:
+        return None, None
+    name = getattr(key, "name", None)
+    if name is not None:  # pynput.keyboard.Key member
+        try:
+            canon = normalize_key(name)
+        except ActionParseError:
+            canon = name.lower()
+        return canon, (" " if canon == "space" else None)
+    char = getattr(key, "char", None)
+    if char and len(char) == 1 and char.isprintable():
+        return None, char
+    return None, None
+
+
+class WindowProbe:
+    """Active window title and app (WM_CLASS) through Xlib on one display."""
+
+    def __init__(self, display: str):
+        import Xlib.display
+
+        self.d = Xlib.display.Display(display)
+        self.root = self.d.screen().root
+        self.NET_ACTIVE = self.d.intern_atom("_NET_ACTIVE_WINDOW")
+        self.NET_NAME = self.d.intern_atom("_NET_WM_NAME")
+        self.UTF8 = self.d.intern_atom("UTF8_STRING")
+
+    def active(self) -> dict[str, str]:
+        try:
+            prop = self.root.get_full_property(self.NET_ACTIVE, 0)
+            if not prop or not prop.value or not prop.value[0]:
+                return {"title": "", "app": ""}
+            win = self.d.create_resource_object("window", int(prop.value[0]))
+            name = win.get_full_property(self.NET_NAME, self.UTF8)
+            title = name.value.decode("utf-8", "replace") if name else (win.get_wm_name() or "")
+            cls = win.get_wm_class()
+            return {"title": str(title), "app": (cls[1] if cls else "")}
+        except Exception:  # a window closing under us: report no window rather than fail the event
+            return {"title": "", "app": ""}
+
+    def close(self) -> None:
+        self.d.close()
+
+
+class Recorder:
+    """Record one session into `out` from X display `display` (e.g. ':7')."""
+
+    def __init__(self, out: Path | str, display: str, *, task: str = "", env_spec: str = "", fps: float = 5.0,
+                 probe: ContextProbe | None = None, x_env: dict[str, str] | None = None,
+                 stop_hotkey: str = "ctrl+alt+q", pause_hotkey: str = "ctrl+alt+p", scrub: bool = False,
+                 ring: int = 24, on_status: Callable[[str], None] | None = None):
+        if not (0.2 <= fps <= 30):
+            raise RecordingError(f"--fps {fps} is out of range; use 0.2..30 frames per second")
+        self.out, self.display, self.task, self.env_spec, self.fps = Path(out), display, task, env_spec, fps
+        self.probe, self.scrub = probe, scrub
+        self.x_env = {k: v for k, v in (x_env or {}).items() if k in ("DISPLAY", "XAUTHORITY")}
+        self.stop_combo, self.pause_combo = parse_hotkey(stop_hotkey), parse_hotkey(pause_hotkey)
+        self.hotkeys = {"stop": stop_hotkey, "pause": pause_hotkey}
+        self.on_status = on_status or (lambda s: None)
+        self.ring: collections.deque = collections.deque(maxlen=ring)
+        self.ring_lock = threading.Lock()
+        self.sensitive: list[tuple[int, int, int, int]] = []
+        self.raw: queue.Queue = queue.Queue()
+        self.stopped = threading.Event()
+        self.paused = threading.Event()
+        self._counter = itertools.count()
+        self._threads: list[threading.Thread] = []
+        self._listeners: list[Any] = []
+        self.writer: SessionWriter | None = None
+        self.video: VideoWriter | None = None
+        self.t0 = 0.0
+        self.errors: list[str] = []
+        self.stats = {"injected_seen": 0, "dropped": 0}
+
+    def now(self) -> float:
+        return time.monotonic() - self.t0
+
+    # ---- start / stop -------------------------------------------------------------------
+    def start(self) -> Recorder:
+        """Check every input can be captured, then start; raise RecordingError (nothing left running) if not."""
+        import mss
+
+        try:
+            import Xlib.display
+
+            d = Xlib.display.Display(self.display)
+            has_record = d.has_extension("RECORD")
+            self.size = (d.screen().width_in_pixels, d.screen().height_in_pixels)
+            d.close()
+        except Exception as e:
+            raise RecordingError(f"cannot open X display {self.display!r} ({e}); start the sandbox/desktop first "
+                                 "or pass the right --env") from None
+        if not has_record:
+            raise RecordingError(f"X display {self.display} lacks the RECORD extension, so input cannot be captured; "
+                                 "start Xvfb/Xorg with +extension RECORD")
+        try:
+            with mss.mss(display=self.display) as grab:
+                shot = grab.grab(grab.monitors[0])
+                if shot.width * shot.height == 0:
+                    raise RecordingError("empty screen")
+        except Exception as e:
+            raise RecordingError(f"cannot capture frames from display {self.display!r}: {e}") from None
+        self.t0 = time.monotonic()
+        self.writer = SessionWriter(self.out, scrub_identity({
+            "task": self.task, "env": self.env_spec, "screen_size": list(self.size), "fps": self.fps,
+            "started": time.time(), "hotkeys": self.hotkeys, "video": "video.mp4",
+            "privacy": {"password_fields": "masked+blurred", "scrub": self.scrub},
+        }))
+        try:
+            self.video = VideoWriter(self.out / "video.mp4", self.size, self.fps)
+            self._start_listeners()
+        except Exception as e:
+            self._teardown()
+            raise RecordingError(f"cannot capture input on display {self.display}: {e}") from None
+        for name, fn in (("recorder-frames", self._frame_loop), ("recorder-events", self._event_loop)):
+            th = threading.Thread(target=fn, name=name, daemon=True)
+            th.start()
+            self._threads.append(th)
+        self.on_status(f"recording on DISPLAY={self.display} into {self.out}")
+        return self
+
+    def _start_listeners(self) -> None:
+        saved = {k: os.environ.get(k) for k in ("DISPLAY", "XAUTHORITY")}
+        os.environ.update({"DISPLAY": self.display, **self.x_env})
+        try:
+            from pynput import keyboard, mouse
+
+            rec = self
+
+            class _Mouse(mouse.Listener):
+                def _handle_message(self, display, event, injected):
+                    self.xtime = event.time
+                    super()._handle_message(display, event, injected)
+
+            class _Keys(keyboard.Listener):
+                def _handle_message(self, display, event, injected):
+                    self.xtime = event.time
+                    super()._handle_message(display, event, injected)
+
+            def put(lst_ref: list, kind: str, **kw: Any) -> None:
+                rec.raw.put((getattr(lst_ref[0], "xtime", 0), next(rec._counter), rec.now(), kind, kw))
+
+            mref: list = []
+            kref: list = []
+            m = _Mouse(
+                on_move=lambda x, y, *a: put(mref, "move", x=int(x), y=int(y)),
+                on_click=lambda x, y, b, p, *a: put(mref, "press" if p else "release", x=int(x), y=int(y),
+                                                    button=getattr(b, "name", str(b))),
+                on_scroll=lambda x, y, dx, dy, *a: put(mref, "scroll", x=int(x), y=int(y), dx=int(dx), dy=-int(dy)),
+            )
+            k = _Keys(on_press=lambda key, *a: put(kref, "key_down", key=key),
+                      on_release=lambda key, *a: put(kref, "key_up", key=key))
+            mref.append(m)
+            kref.append(k)
+            for lst in (m, k):
+                lst.daemon = True
+                lst.start()
+                self._listeners.append(lst)
+            for lst in (m, k):
+                lst.wait()
+                if not lst.running:
+                    raise RecordingError("the pynput listener stopped at start")
+        finally:
+            for key, val in saved.items():
+                if val is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = val
+
+    def _unblock_listeners(self) -> None:
+        """pynput's record thread blocks until the server answers; disable its context from a fresh connection."""
+        try:
+            import Xlib.display
+
+            d = Xlib.display.Display(self.display)
+            for lst in self._listeners:
+                ctx = getattr(lst, "_context", None)
+                if ctx is not None:
+                    d.record_disable_context(ctx)
+            d.flush()
+            d.sync()
+            d.close()
+        except Exception:
+            pass
+
+    def wait(self, duration: float | None = None) -> None:
+        """Block until the stop hotkey, stop(), or `duration` seconds."""
+        self.stopped.wait(duration)
+
+    def pause(self) -> None:
+        self.paused.set()
+        self.raw.put((0, next(self._counter), self.now(), "pause", {"marker": True}))
+
+    def resume(self) -> None:
+        self.paused.clear()
+        self.raw.put((0, next(self._counter), self.now(), "resume", {"marker": True}))
+
+    def stop(self) -> dict[str, Any]:
+        """Stop capture, drain everything to disk, set the complete flag; returns the stats."""
+        t_stop = time.monotonic()
+        self.stopped.set()
+        self._teardown()
+        assert self.writer is not None
+        self.stats["stop_to_complete_s"] = round(time.monotonic() - t_stop, 4)
+        self.writer.close(duration=round(self.now(), 3), **self.stats, errors=self.errors[:20])
+        return {**self.writer.counts, **self.stats}
+
+    def _teardown(self) -> None:
+        self.stopped.set()
+        for lst in self._listeners:
+            try:
+                lst.stop()
+            except Exception:
+                pass
+        self._unblock_listeners()
+        for lst in self._listeners:
+            lst.join(5)
+        self.raw.put(None)
+        for th in self._threads:
+            th.join(30)
+        if self.video is not None:
+            self.video.close()
+            self.video = None
+
+    def __enter__(self) -> Recorder:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.writer is not None and not self.writer.manifest.get("complete"):
+            self.stop()
+
+    # ---- frames ---------------------------------------------------------------------------
+    def _frame_loop(self) -> None:
+        import mss
+
+        period = 1.0 / self.fps
+        seq = 0
+        with mss.mss(display=self.display) as grab:
+            mon = grab.monitors[0]
+            nxt = time.monotonic()
+            while not self.stopped.is_set():
+                if not self.paused.is_set():
+                    try:
+                        arr = np.asarray(grab.grab(mon))  # BGRA, H x W x 4
+                    except Exception as e:
+                        self.errors.append(f"frame: {e}")
+                        break
+                    t = self.now()
+                    if self.sensitive:
+                        img = blur_regions(Image.fromarray(arr[:, :, 2::-1]), list(self.sensitive))
+                        arr = np.dstack([np.asarray(img)[:, :, ::-1], arr[:, :, 3:]])
+                    with self.ring_lock:
+                        self.ring.append((seq, t, arr))
+                    self.video.add(arr, t)
+                    self.writer.frame(seq, t)
+                    seq += 1
+                nxt += period
+                self.stopped.wait(max(0.0, nxt - time.monotonic()))
+                if time.monotonic() - nxt > period:  # fell behind: skip, do not burst
+                    nxt = time.monotonic()
+
+    def _frame_before(self, t: float) -> tuple[int, np.ndarray] | None:
+        with self.ring_lock:
+            best = None
+            for seq, ft, arr in self.ring:
+                if ft <= t:
+                    best = (seq, arr)
+            if best is None and self.ring:
+                seq, _, arr = self.ring[0]
+                best = (seq, arr)
+            return best
+
+    # ---- events ---------------------------------------------------------------------------
+    def _event_loop(self) -> None:
+        heap: list = []
+        state = _EventState(self)
+        done = False
+        while not done or heap:
+            try:
+                item = self.raw.get(timeout=REORDER_S)
+            except queue.Empty:
+                item = False
+            if item is None:
+                done = True
+            elif item:
+                heapq.heappush(heap, (item[0] or 0, item[1], item))
+                if item[0] == 0:  # a marker: flush in arrival order
+                    heap = [(0, h[1], h[2]) for h in heap]
+                    heapq.heapify(heap)
+            cutoff = self.now() - REORDER_S
+            while heap and (done or heap[0][2][2] <= cutoff):
+                _, _, (xtime, _, t, kind, kw) = heapq.heappop(heap)
+                try:
+                    state.handle(xtime, t, kind, kw)
+                except Exception as e:  # one bad event must not end the recording
+                    self.errors.append(f"{kind}: {e}")
+        state.close()
+
+
+class _EventState:
+    """Per-session event processing (runs on the events thread only)."""
+
+    def __init__(self, rec: Recorder):
+        self.rec = rec
+        self.held: set[str] = set()
+        self.last_t = 0.0
+        self.xoff: float | None = None
+        self.last_kind = ""
+        self.last_key_t = -1.0
+        self.last_scroll_t = -1.0
+        self.focus: tuple[float, dict | None] = (-1.0, None)
+        self.window: tuple[float, dict] = (-1.0, {})
+        try:
+            self.win = WindowProbe(rec.display)
+        except Exception:
+            self.win = None
+
+    def close(self) -> None:
+        if self.win is not None:
+            self.win.close()
+
+    def _clock(self, xtime: int, t: float) -> float:
+        if xtime:  # map X server time onto our clock: minimum observed latency as the offset
+            off = t - xtime / 1000.0
+            self.xoff = off if self.xoff is None else min(self.xoff, off)
+            t = xtime / 1000.0 + self.xoff
+        t = max(t, self.last_t)
+        self.last_t = t
+        return round(t, 4)
+
+    def handle(self, xtime: int, t: float, kind: str, kw: dict[str, Any]) -> None:
+        rec = self.rec
+        t = self._clock(xtime, t)
+        row: dict[str, Any] = {"t": t, "xtime": xtime or None, "kind": kind}
+        if kind in ("key_down", "key_up"):
+            key, char = _key_fields(kw["key"])
+            row.update(key=key, char=char)
+            if key in ("ctrl", "alt", "shift", "super"):
+                (self.held.add if kind == "key_down" else self.held.discard)(key)
+            if kind == "key_down" and self._hotkey(key, char):
+                return
+        else:
+            row.update({k: v for k, v in kw.items() if k != "marker"})
+        if rec.paused.is_set() and kind not in ("pause", "resume"):
+            return
+        data: dict[str, Any] = {}
+        if kind in ("press", "scroll", "key_down"):
+            data["window"] = self._window(t)
+        if kind == "press":
+            self.focus = (-1.0, None)
+            el = self._probe(lambda: rec.probe.element_at(row["x"], row["y"]))
+            if el:
+                data["element"] = el
+                rec.sensitive = [tuple(el["bbox"])] if is_password(el) else []
+        elif kind in ("key_down", "key_up"):
+            focus = self._focused(t)
+            if kind == "key_down" and focus:
+                data["element"] = focus
+            if is_password(focus):
+                mask_event(row)
+                rec.sensitive = [tuple(focus["bbox"])]
+            if row["key"] in ("tab", "enter", "esc"):
+                self.focus = (-1.0, None)
+        if rec.scrub:
+            if row.get("char") and row["char"].isdigit():
+                row["char"] = "#"  # digit runs cannot be judged per key: scrub every digit
+            if "window" in data:
+                data["window"] = {k: scrub_text(v) for k, v in data["window"].items()}
+        frame = rec._frame_before(t)
+        if frame is not None:
+            row["frame"] = frame[0]
+            if self._wants_keyframe(kind, row, t):
+                arr = frame[1]
+                rec.writer.keyframe(frame[0], Image.frombuffer("RGB", (arr.shape[1], arr.shape[0]),
+                                                               np.ascontiguousarray(arr).tobytes(), "raw", "BGRX"))
+        if kind == "key_down":
+            self.last_key_t = t
+        if kind == "scroll":
+            self.last_scroll_t = t
+        if kind != "move" and kind != "key_up":
+            self.last_kind = kind
+        row["data"] = scrub_identity(data) if data else None
+        rec.writer.event(row)
+
+    def _hotkey(self, key: str | None, char: str | None) -> bool:
+        rec = self.rec
+        k = (key or char or "").lower()
+        for combo, action in ((rec.stop_combo, "stop"), (rec.pause_combo, "pause")):
+            mods, last = combo
+            if k == last and mods <= self.held:
+                if action == "stop":
+                    rec.writer.event({"t": self.last_t, "kind": "stop"})
+                    rec.stopped.set()
+                elif rec.paused.is_set():
+                    rec.paused.clear()
+                    rec.writer.event({"t": self.last_t, "kind": "resume"})
+                else:
+                    rec.paused.set()
+                    rec.writer.event({"t": self.last_t, "kind": "pause"})
+                rec.on_status(f"{action} hotkey")
+                return True
+        return False
+
+    def _wants_keyframe(self, kind: str, row: dict[str, Any], t: float) -> bool:
+        if kind == "press":
+            return True
+        if kind == "scroll":
+            return t - self.last_scroll_t > 0.6
+        if kind == "key_down":
+            return (self.last_kind != "key_down" or t - self.last_key_t > 1.0 or bool(self.held - {"shift"})
+                    or row.get("key") in ("enter", "tab", "esc"))
+        return False
+
+    def _probe(self, fn: Callable[[], dict[str, Any] | None]) -> dict[str, Any] | None:
+        if self.rec.probe is None:
+            return None
+        try:
+            return fn()
+        except Exception as e:
+            self.rec.errors.append(f"probe: {e}")
+            return None
+
+    def _focused(self, t: float) -> dict[str, Any] | None:
+        if t - self.focus[0] > FOCUS_TTL_S:
+            self.focus = (t, self._probe(lambda: self.rec.probe.focused()))
+        return self.focus[1]
+
+    def _window(self, t: float) -> dict[str, str]:
+        if self.win is not None and t - self.window[0] > WINDOW_TTL_S:
+            self.window = (t, self.win.active())
+        return self.window[1]
