@@ -1,0 +1,68 @@
+"""`cua run`: one task, end to end, with budgets, confirmations and a trajectory + report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("run")
+    def run(
+        task: str = typer.Argument(..., help="What to do, in words. Quote skill arguments: type \"hello\"."),
+        env: str = typer.Option("sandbox:mousepad", "--env", "-e",
+                                help="sandbox:APP | desktop | browser:URL | remote:URL"),
+        model: str = typer.Option("none", "--model", "-m",
+                                  help="openai:MODEL | anthropic:MODEL | scripted:FILE | none (skills only)"),
+        skills: Path | None = typer.Option(None, "--skills", "-s", help="Skill library (SQLite) to plan with."),
+        max_steps: int = typer.Option(30, "--max-steps", min=1, help="Most actions the run may execute."),
+        max_seconds: float | None = typer.Option(None, "--max-seconds", help="Wall-time budget in seconds."),
+        max_cost: float | None = typer.Option(None, "--max-cost", help="Model cost budget in USD."),
+        out: Path | None = typer.Option(None, "--out", "-o", help="Trajectory directory (default runs/DATE-TASK)."),
+        yes: bool = typer.Option(False, "--yes", "-y", help="Allow destructive actions without asking."),
+        mode: str = typer.Option("auto", "--mode", help="auto | plan (whole plan per call) | step (one action)"),
+        sources: str = typer.Option("auto", "--sources", help="Perception sources: a11y,dom,ocr,vision or auto."),
+        stop_hotkey: str | None = typer.Option(
+            None, "--stop-hotkey", help="Global emergency-stop hotkey (pynput syntax); default "
+            "<ctrl>+<alt>+<esc> on --env desktop, off elsewhere ('' disables)."),
+    ) -> None:
+        """Run a task with the agent: skills first, then the model; writes a trajectory and report.html.
+
+        Example: cua run 'type "hello" in mousepad' --env sandbox:mousepad --model scripted:replies.jsonl --yes
+        """
+        from rich.console import Console
+
+        from cua.agent.loop import run_task
+        from cua.agent.safety import DEFAULT_STOP_HOTKEY
+        from cua.models.base import parse_model_spec
+
+        console = Console(stderr=True)
+        try:
+            parse_model_spec(model)
+        except ValueError as e:
+            console.print(f"[bold red]error:[/] {e}")
+            raise typer.Exit(2) from None
+        if skills is not None and not skills.exists():
+            console.print(f"[bold red]error:[/] skill library {str(skills)!r} does not exist; "
+                          "build one with `cua explore` or leave out --skills")
+            raise typer.Exit(2)
+        hotkey = stop_hotkey if stop_hotkey is not None else (DEFAULT_STOP_HOTKEY if env == "desktop" else None)
+        with console.status("starting...") as status:
+            result = run_task(
+                task, env, model=model, skills=skills, max_steps=max_steps, max_seconds=max_seconds,
+                max_cost=max_cost, out=out, yes=yes, mode=mode, stop_hotkey=hotkey or None,
+                env_options={"sources": sources},
+                on_step=lambda n, desc: status.update(f"step {n + 1}: {desc[:100]}"))
+        color = "green" if result.ok else "yellow" if result.outcome == "outside known skills" else "red"
+        console.print(f"[bold {color}]{result.outcome}[/]: {result.message}")
+        if result.nearest_skills and not result.ok:
+            console.print("nearest skills: " + ", ".join(
+                f"{s['name']} ({s['status']}, score {s['score']})" for s in result.nearest_skills))
+        console.print(f"{result.steps} steps, {result.model_calls} model calls, ${result.cost:.4f}; "
+                      f"trajectory {result.trajectory_dir}; report {result.report}")
+        print(json.dumps({"outcome": result.outcome, "message": result.message, "steps": result.steps,
+                          "trajectory": str(result.trajectory_dir), "report": str(result.report),
+                          "cost": result.cost, "nearest_skills": [s["name"] for s in result.nearest_skills]}))
+        raise typer.Exit(0 if result.ok else 1)

@@ -1,0 +1,112 @@
+"""The executor: runs one plan step (a skill or an atomic action) and reports what happened.
+
+Element ids in a plan refer to the screen the plan was made on; after the screen changes they
+are re-found by signature (then by name and role) in the current observation. A failed step,
+or one with no visible effect, comes back with the fresh observation so the planner can re-plan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from cua.actions import Target
+from cua.agent.replies import PlanStep
+from cua.env.base import ActionResult, EnvError
+from cua.perception.elements import Observation
+
+NO_EFFECT_KINDS = {"click", "double_click", "right_click", "drag", "type", "key", "hotkey", "scroll"}
+
+
+@dataclass
+class StepOutcome:
+    ok: bool
+    observation: Observation
+    error: str | None = None
+    no_effect: bool = False
+    results: list[ActionResult] = field(default_factory=list)
+
+    def summary(self) -> str:
+        if not self.ok:
+            return f"FAILED: {self.error}"
+        return "ok (no visible effect)" if self.no_effect else "ok"
+
+
+def remap_elements(action: Any, plan_obs: Observation, obs: Observation) -> Any:
+    """Rewrite element ids from the plan's observation to the same elements in `obs`."""
+    if plan_obs is obs:
+        return action
+    upd: dict[str, Any] = {}
+    for prefix in ("", "to_"):
+        eid = getattr(action, prefix + "element_id", None)
+        if eid is None:
+            continue
+        try:
+            old = plan_obs.element(eid)
+        except KeyError:
+            raise EnvError(f"element {eid!r} is not in the plan's screen") from None
+        new = obs.by_signature(old.signature)
+        if new is None:
+            from cua.perception.ground import GroundingError, ground
+
+            try:
+                new = ground(Target(text=old.name or None, role=old.role), obs).element
+            except (GroundingError, ValueError):
+                raise EnvError(f"element {eid!r} ({old.role} {old.name!r}) from the plan is no longer on "
+                               "screen") from None
+        upd[prefix + "element_id"] = new.id
+    return action.model_copy(update=upd) if upd else action
+
+
+class Executor:
+    """Runs plan steps on a (guarded) environment, with skills from an optional library."""
+
+    def __init__(self, env: Any, library: Any = None, detect_no_effect: bool = True):
+        self.env = env
+        self.library = library
+        self.detect_no_effect = detect_no_effect
+
+    def run(self, step: PlanStep, plan_obs: Observation, obs: Observation) -> StepOutcome:
+        return self.run_skill(step) if step.skill else self.run_action(step.action, plan_obs, obs)
+
+    def run_skill(self, step: PlanStep) -> StepOutcome:
+        from skills.runner import run_skill
+
+        skill = self.library.get(step.skill) if self.library is not None else None
+        if skill is None:
+            return StepOutcome(False, self.env.observe(), f"skill {step.skill!r} is not in the library")
+        self.env.context = f"skill {skill.name} v{skill.version}"
+        res = run_skill(skill, self.env, step.args, self.library)
+        obs = res.observation if res.observation is not None else self.env.observe()
+        return StepOutcome(res.ok, obs, res.error, results=list(res.steps))
+
+    def run_action(self, action: Any, plan_obs: Observation, obs: Observation) -> StepOutcome:
+        try:
+            action = remap_elements(action, plan_obs, obs)
+        except EnvError as e:
+            return StepOutcome(False, obs, str(e))
+        if self.env.last_obs is not obs:  # the env resolves element ids against its latest observation
+            obs = self.env.observe()
+            try:
+                action = remap_elements(action, plan_obs, obs)
+            except EnvError as e:
+                return StepOutcome(False, obs, str(e))
+        before = obs
+        try:
+            result = self.env.act(action)
+        except EnvError as e:
+            return StepOutcome(False, self.env.observe(), str(e))
+        after = self.env.observe()
+        if not result.ok:
+            return StepOutcome(False, after, result.error or "the action failed", results=[result])
+        no_effect = False
+        if self.detect_no_effect and action.kind in NO_EFFECT_KINDS:
+            no_effect = result.changed is False or (result.changed is None and _same_screen(before, after))
+        return StepOutcome(True, after, results=[result], no_effect=no_effect)
+
+
+def _same_screen(a: Observation, b: Observation) -> bool:
+    try:
+        return a.image_hash() == b.image_hash()
+    except (ValueError, OSError):
+        return False

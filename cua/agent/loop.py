@@ -1,0 +1,211 @@
+"""`run_task`: the agent run the CLI, the demo and the evaluator call.
+
+Order of work: ask the skill library first (a covered task may need no model; a task matching
+a failed skill, or an uncovered one with no model, stops at once as "outside known skills"),
+then plan with the model, execute, and re-plan only on failure or an unexpected screen. Every
+run writes a trajectory directory and report.html, whatever its outcome.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from cua.agent.boundary import OUTSIDE, decide
+from cua.agent.executor import Executor, StepOutcome
+from cua.agent.guarded_env import GuardedEnv, StopRequested
+from cua.agent.planner import Planner, PlanningFailed
+from cua.agent.replies import PlanStep
+from cua.agent.safety import Budget, BudgetExceeded, Confirmer, EmergencyStop
+from cua.env.base import EnvError
+from cua.models.base import Model, ModelError, make_model
+from cua.trajectory import TrajectoryMeta, TrajectoryWriter
+
+OUTCOMES = ("success", "failure", OUTSIDE, "budget exceeded", "stopped", "error")
+
+
+@dataclass
+class RunResult:
+    outcome: str
+    message: str = ""
+    steps: int = 0
+    trajectory_dir: Path | None = None
+    report: Path | None = None
+    cost: float = 0.0
+    nearest_skills: list[dict[str, Any]] = field(default_factory=list)
+    usage: dict[str, float] = field(default_factory=dict)
+    model_calls: int = 0
+    perception_calls: int = 0
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == "success"
+
+
+class _Finished(Exception):
+    def __init__(self, outcome: str, message: str = ""):
+        self.outcome, self.message = outcome, message
+
+
+def default_out(task: str) -> Path:
+    slug = re.sub(r"[^a-z0-9]+", "-", task.lower()).strip("-")[:40] or "task"
+    return Path("runs") / f"{time.strftime('%Y%m%d-%H%M%S')}-{slug}"
+
+
+def _open_library(skills: Any) -> tuple[Any, bool]:
+    if skills is None or hasattr(skills, "search"):
+        return skills, False
+    path = Path(skills)
+    if not path.exists():
+        raise FileNotFoundError(f"skill library {str(path)!r} does not exist; build one with `cua explore` "
+                                "or leave out --skills")
+    from skills.library import SkillLibrary
+
+    return SkillLibrary(path), True
+
+
+def run_task(task: str, env: Any, model: str | Model | None = "none", skills: Any = None, *,
+             max_steps: int = 30, max_seconds: float | None = None, max_cost: float | None = None,
+             out: Path | str | None = None, yes: bool = False, mode: str = "auto", max_reprompts: int = 3,
+             confirm: Callable[[str], bool] | None = None, stop_hotkey: str | None = None,
+             env_options: dict[str, Any] | None = None, on_step: Callable[[int, str], None] | None = None) -> RunResult:
+    """Run `task` on `env` (an Environment or an ENV string) and return how it ended.
+
+    model: 'openai:M' | 'anthropic:M' | 'scripted:FILE' | 'none' | a Model instance. skills: a
+    SkillLibrary or its path. mode: auto (the model decides) | plan | step. Outcomes: success,
+    failure, outside known skills, budget exceeded, stopped, error.
+    """
+    if mode not in ("auto", "plan", "step"):
+        raise ValueError(f"mode must be auto, plan or step, not {mode!r}")
+    t_start = time.monotonic()
+    model_obj = make_model(model) if isinstance(model, str) or model is None else model
+    model_name = model if isinstance(model, str) else getattr(model_obj, "name", "none") if model_obj else "none"
+    library, own_lib = _open_library(skills)
+    out_dir = Path(out) if out is not None else default_out(task)
+    env_name = env if isinstance(env, str) else getattr(env, "name", type(env).__name__)
+    writer = TrajectoryWriter(out_dir, TrajectoryMeta(task=task, env=str(env_name), model=str(model_name)))
+    budget = Budget(max_steps=max_steps, max_seconds=max_seconds, max_cost=max_cost)
+    stop = EmergencyStop(stop_hotkey)
+    cost = (lambda: model_obj.usage.cost) if model_obj is not None else (lambda: 0.0)
+    res = RunResult(outcome="error", trajectory_dir=out_dir)
+    env_obj, own_env, guarded = None, False, None
+    try:
+        with stop:
+            if isinstance(env, str):
+                from cua.env import make_env
+
+                env_obj, own_env = make_env(env, **(env_options or {})), True
+            else:
+                env_obj = env
+            guarded = GuardedEnv(env_obj, writer, budget, Confirmer(yes=yes, ask=confirm), stop, cost)
+            res.outcome, res.message = _run(task, guarded, model_obj, library, budget, mode, max_reprompts,
+                                            res, on_step)
+    except _Finished as f:
+        res.outcome, res.message = f.outcome, f.message
+    except (KeyboardInterrupt, StopRequested):
+        res.outcome, res.message = "stopped", f"stopped by {stop.reason or 'Ctrl+C'}"
+    except BudgetExceeded as e:
+        res.outcome, res.message = "budget exceeded", str(e)
+    except (ModelError, EnvError, FileNotFoundError, ValueError) as e:
+        res.outcome, res.message = "error", f"{type(e).__name__}: {e}"
+    finally:
+        if own_env and env_obj is not None:
+            try:
+                env_obj.close()
+            except Exception:  # noqa: BLE001 - closing must not hide the outcome
+                pass
+        if own_lib:
+            library.close()
+        res.steps = guarded.steps if guarded else 0
+        res.perception_calls = guarded.observations if guarded else 0
+        if model_obj is not None:
+            res.usage, res.cost = model_obj.usage.as_dict(), model_obj.usage.cost
+        res.seconds = time.monotonic() - t_start
+        writer.finish(res.outcome, message=res.message, usage=res.usage, cost=res.cost,
+                      nearest_skills=res.nearest_skills, steps=res.steps, model_calls=res.model_calls,
+                      perception_calls=res.perception_calls, seconds=round(res.seconds, 3))
+        res.report = _write_report(out_dir)
+    return res
+
+
+def _write_report(out_dir: Path) -> Path | None:
+    try:
+        from cua.report import write_report
+
+        return write_report(out_dir)
+    except Exception as e:  # noqa: BLE001 - a report failure must not lose the run's outcome
+        (out_dir / "report-error.txt").write_text(f"{type(e).__name__}: {e}\n")
+        return None
+
+
+def _run(task: str, env: GuardedEnv, model: Model | None, library: Any, budget: Budget, mode: str,
+         max_reprompts: int, res: RunResult, on_step: Callable[[int, str], None] | None) -> tuple[str, str]:
+    matches = library.search(task, k=5) if library is not None else []
+    decision = decide(task, matches, has_model=model is not None)
+    res.nearest_skills = decision.nearest
+    executor = Executor(env, library)
+    if decision.kind == "outside":
+        env.record({"kind": "fail", "reason": OUTSIDE}, None, {}, decision=decision.reason)
+        return OUTSIDE, decision.reason
+    if decision.kind == "skill":
+        step = PlanStep(skill=decision.skill.name, args=decision.args)
+        outcome = executor.run_skill(step)
+        return ("success", f"skill {step.describe()} ran and its postcondition holds") if outcome.ok else (
+            "failure", f"skill {step.describe()} failed: {outcome.error}")
+    return _model_loop(task, env, model, library, decision, executor, budget, mode, max_reprompts, res, on_step)
+
+
+def _model_loop(task: str, env: GuardedEnv, model: Model, library: Any, decision: Any, executor: Executor,
+                budget: Budget, mode: str, max_reprompts: int, res: RunResult,
+                on_step: Callable[[int, str], None] | None) -> tuple[str, str]:
+    stepwise = mode == "step" or (mode == "auto" and bool(getattr(model, "stepwise", False)))
+    planner = Planner(model, stepwise=stepwise, max_reprompts=max_reprompts)
+    skills = [library.get(n["name"]) for n in decision.nearest if n["status"] == "verified"] if library else []
+    skills = [s for s in skills if s is not None]
+    history: list[str] = []
+    feedback = ""
+    obs = env.observe()
+    max_calls = budget.max_steps * 2 + 2
+    while True:
+        budget.check(env.steps, model.usage.cost)
+        if planner.calls >= max_calls:
+            raise BudgetExceeded(f"model call budget reached: {planner.calls} calls for --max-steps {budget.max_steps}")
+        try:
+            call = planner.next(task, obs, history=history, skills=skills, feedback=feedback)
+        except PlanningFailed as e:
+            env.record({"kind": "fail", "reason": "unusable model replies"}, None, {}, errors=e.errors)
+            res.model_calls = planner.calls
+            return "failure", str(e)
+        finally:
+            res.model_calls = planner.calls
+        budget.check(env.steps, model.usage.cost)
+        plan, plan_obs = call.plan, obs
+        feedback = ""
+        for i, step in enumerate(plan.steps):
+            env.context = (plan.thought or "") + (f"\n[rejected replies: {len(call.errors)}]" if call.errors else "")
+            desc = step.describe()
+            if on_step:
+                on_step(env.steps, desc)
+            kind = step.action.kind if step.action is not None else "skill"
+            if kind in ("done", "fail"):
+                env.record(step.action, None, {"model": round(call.model_seconds, 4)})
+                if kind == "done":
+                    return "success", step.action.message or "the model reported the task done"
+                return "failure", step.action.reason or "the model reported failure"
+            outcome: StepOutcome = executor.run(step, plan_obs, obs)
+            obs = outcome.observation
+            history.append(f"{len(history) + 1}. {desc} -> {outcome.summary()}")
+            if not outcome.ok:
+                feedback = f"step {desc} failed: {outcome.error}. The screen below is the current one; re-plan."
+                break
+            if outcome.no_effect and not stepwise:
+                feedback = f"step {desc} had no visible effect, so the plan was stopped; re-plan from this screen."
+                break
+        else:
+            if not stepwise:
+                feedback = ("the whole plan ran without a done step; if the task is complete reply with "
+                            '{"plan": [{"kind": "done"}]}, otherwise plan the rest')
