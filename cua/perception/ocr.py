@@ -1,0 +1,215 @@
+"""Text boxes from pixels: rapidocr (PP-OCRv4 det + rec on onnxruntime, models from the wheel).
+
+`ocr(image)` returns one `text` element per visually separate phrase (a detected line split at wide
+gaps, so a menu bar gives 'File', 'Edit', ... not one run-on line), each carrying its word boxes in
+`attrs["words"]`; `words=True` also returns the words as elements. The engine loads once, lazily,
+and calls are serialised by a lock (onnxruntime sessions are shared).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from cua.perception.elements import BBox, UIElement
+
+MAX_DET_SIDE = 2000  # detection input bound: 4K screens are downscaled for detection only
+BLANK_STD = 1.5  # a region whose pixel std is below this has no text
+GAP_FACTOR = 0.58  # split a line where glyphs are further apart than this x line height (word spaces ~0.3-0.5)
+_engine: Any = None
+_lock = threading.Lock()
+
+
+def _threads() -> int:
+    return int(os.environ.get("CUA_OCR_THREADS", "0")) or min(4, os.cpu_count() or 1)
+
+
+def engine() -> Any:
+    """The shared RapidOCR engine (created on first use; no cls model: screens are upright)."""
+    global _engine
+    if _engine is None:
+        with _lock:
+            if _engine is None:
+                from rapidocr_onnxruntime import RapidOCR
+
+                n = _threads()
+                _engine = RapidOCR(
+                    det_limit_side_len=32, det_limit_type="min", intra_op_num_threads=n,
+                    inter_op_num_threads=1, use_cls=False, print_verbose=False,
+                )
+                # pad short crops to 64 px (not 320) before recognition: same text, a fraction of the work
+                _engine.text_rec.rec_image_shape = [3, 48, 64]
+    return _engine
+
+
+def _to_bgr(image: Image.Image | np.ndarray) -> np.ndarray:
+    arr = np.asarray(image.convert("RGB") if isinstance(image, Image.Image) else image)
+    if arr.ndim == 2:
+        arr = np.stack([arr] * 3, axis=-1)
+    return np.ascontiguousarray(arr[:, :, 2::-1])
+
+
+def content_box(gray: np.ndarray, margin: int = 6) -> BBox | None:
+    """Bounding box (x, y, w, h) of the non-flat part of an image; None when it is flat everywhere."""
+    g = gray.astype(np.int16)
+    edge_x = np.abs(np.diff(g, axis=1)) > 12
+    edge_y = np.abs(np.diff(g, axis=0)) > 12
+    rows = edge_x.any(axis=1)
+    rows[:-1] |= edge_y.any(axis=1)
+    cols = edge_y.any(axis=0)
+    cols[:-1] |= edge_x.any(axis=0)
+    if not rows.any() or not cols.any():
+        return None
+    y0, y1 = np.flatnonzero(rows)[[0, -1]]
+    x0, x1 = np.flatnonzero(cols)[[0, -1]]
+    h, w = gray.shape
+    x0, y0 = max(0, x0 - margin), max(0, y0 - margin)
+    x1, y1 = min(w, x1 + 2 + margin), min(h, y1 + 2 + margin)
+    return int(x0), int(y0), int(x1 - x0), int(y1 - y0)
+
+
+def _detect(eng: Any, img: np.ndarray) -> np.ndarray:
+    """Text-line quads (N, 4, 2) in `img` coordinates; downscales big images for detection."""
+    h, w = img.shape[:2]
+    scale = min(1.0, MAX_DET_SIDE / max(h, w))
+    small = img
+    if scale < 1.0:
+        import cv2
+
+        small = cv2.resize(img, (max(32, int(w * scale)), max(32, int(h * scale))), interpolation=cv2.INTER_AREA)
+    pad_h, pad_w = max(0, 32 - small.shape[0]), max(0, 32 - small.shape[1])
+    if pad_h or pad_w:  # the detector needs >= 32 px; pad with the edge colour
+        small = np.pad(small, ((0, pad_h), (0, pad_w), (0, 0)), mode="edge")
+    boxes, _ = eng.text_det(small)
+    if boxes is None or len(boxes) == 0:
+        return np.zeros((0, 4, 2), np.float32)
+    boxes = np.asarray(boxes, np.float32) / scale
+    boxes[..., 0] = boxes[..., 0].clip(0, w)
+    boxes[..., 1] = boxes[..., 1].clip(0, h)
+    return boxes
+
+
+def _ink_splits(gray: np.ndarray, quad: np.ndarray) -> list[float]:
+    """x positions (image coords) of the wide blank gaps inside a text line: where phrases separate."""
+    x0, x1 = int(quad[:, 0].min()), int(np.ceil(quad[:, 0].max()))
+    top, bottom = float(quad[:, 1].min()), float(quad[:, 1].max())
+    y0, y1 = int(top + 0.2 * (bottom - top)), int(np.ceil(bottom - 0.2 * (bottom - top)))  # skip borders
+    g = gray[y0:y1, x0:x1]
+    if g.shape[0] < 3 or g.shape[1] < 3:
+        return []
+    bg = float(np.median(np.concatenate([g[0], g[-1], g[:, 0], g[:, -1]])))
+    ink = (np.abs(g - bg) > 48).any(axis=0)
+    cols = np.flatnonzero(ink)
+    if len(cols) < 2:
+        return []
+    gaps = np.diff(cols)
+    min_gap = GAP_FACTOR * (bottom - top)
+    return [x0 + (cols[i] + cols[i + 1]) / 2 for i in np.flatnonzero(gaps > min_gap)]
+
+
+def _segments(chars: list[str], cboxes: list[Any], splits: list[float]) -> list[list[tuple[str, list[float]]]]:
+    """Group recognised glyphs into phrases (split at `splits` xs) of words (split at spaces)."""
+    phrases: list[list[tuple[str, list[float]]]] = []
+    cur: list[tuple[str, list[float]]] = []
+    word, wbox, seg = "", None, 0
+
+    def close_word() -> None:
+        nonlocal word, wbox
+        if word.strip() and wbox is not None:
+            cur.append((word, wbox))
+        word, wbox = "", None
+
+    for ch, quad in zip(chars, cboxes):
+        q = np.asarray(quad, np.float32)
+        x0, x1 = float(q[:, 0].min()), float(q[:, 0].max())
+        y0, y1 = float(q[:, 1].min()), float(q[:, 1].max())
+        if ch.isspace():
+            close_word()
+            continue
+        new_seg = sum(1 for s in splits if s < (x0 + x1) / 2)
+        if new_seg != seg:
+            seg = new_seg
+            close_word()
+            if cur:
+                phrases.append(cur)
+                cur = []
+        word += ch
+        wbox = [x0, y0, x1, y1] if wbox is None else [min(wbox[0], x0), min(wbox[1], y0), max(wbox[2], x1), max(wbox[3], y1)]
+    close_word()
+    if cur:
+        phrases.append(cur)
+    return phrases
+
+
+def _element(text: str, box: list[float], conf: float, dx: int, dy: int, level: str, **attrs: Any) -> UIElement:
+    x0, y0, x1, y1 = box
+    bbox = (int(round(x0)) + dx, int(round(y0)) + dy, max(1, int(round(x1 - x0))), max(1, int(round(y1 - y0))))
+    return UIElement(
+        id="ocr", role="text", name=text, bbox=bbox, source="ocr", confidence=round(float(conf), 4),
+        signature=f"ocr/text:{text}", attrs={"level": level, **attrs},
+    )
+
+
+def ocr(image: Image.Image | np.ndarray, region: BBox | None = None, words: bool = False,
+        min_score: float = 0.5) -> list[UIElement]:
+    """Text elements (role 'text', source 'ocr') in screen coordinates, top-to-bottom then left-to-right.
+
+    `region` (x, y, w, h) limits the work to part of the image; `words=True` adds word-level elements.
+    Example: ocr(Image.open("screen.png"))[0].name -> 'File'
+    """
+    full = _to_bgr(image)
+    ox, oy = 0, 0
+    if region is not None:
+        x, y, w, h = (int(v) for v in region)
+        x, y = max(0, x), max(0, y)
+        full = full[y : y + max(0, h), x : x + max(0, w)]
+        ox, oy = x, y
+    if full.size == 0 or full.shape[0] < 4 or full.shape[1] < 4:
+        return []
+    gray = full.mean(axis=2) if full.shape[0] * full.shape[1] < 4_000_000 else full[::2, ::2].mean(axis=2)
+    if float(gray.std()) < BLANK_STD:
+        return []
+    if gray.shape[:2] == full.shape[:2]:
+        cb = content_box(gray)
+    else:
+        cb = content_box(gray, margin=3)
+        cb = cb and (cb[0] * 2, cb[1] * 2, cb[2] * 2 + 2, cb[3] * 2 + 2)
+    if cb is None:
+        return []
+    cx, cy, cw, ch = cb
+    img = np.ascontiguousarray(full[cy : cy + ch, cx : cx + cw])
+    gray_crop = img.mean(axis=2)
+    eng = engine()
+    with _lock:
+        quads = _detect(eng, img)
+        if len(quads) == 0:
+            return []
+        quads = eng.sorted_boxes(quads)
+        crops = eng.get_crop_img_list(img, quads)
+        rec, _ = eng.text_rec(crops, True)
+        detailed = eng.cal_rec_boxes(crops, quads, rec)
+    out: list[UIElement] = []
+    for quad, (text, score, cboxes, chars, _confs) in zip(quads, detailed):
+        if float(score) < min_score or not str(text).strip():
+            continue
+        splits = _ink_splits(gray_crop, np.asarray(quad)) if chars else []
+        phrases = _segments(list(chars), list(cboxes or []), splits) if chars else []
+        if not phrases:  # no per-glyph boxes: the whole quad is one phrase
+            q = np.asarray(quad)
+            box = [q[:, 0].min(), q[:, 1].min(), q[:, 0].max(), q[:, 1].max()]
+            phrases = [[(str(text).strip(), box)]]
+        for phrase in phrases:
+            box = [min(b[0] for _, b in phrase), min(b[1] for _, b in phrase),
+                   max(b[2] for _, b in phrase), max(b[3] for _, b in phrase)]
+            wlist = [[t, int(round(b[0])) + cx + ox, int(round(b[1])) + cy + oy,
+                      max(1, int(round(b[2] - b[0]))), max(1, int(round(b[3] - b[1])))] for t, b in phrase]
+            name = " ".join(t for t, _ in phrase)
+            out.append(_element(name, box, score, cx + ox, cy + oy, "line", words=wlist))
+            if words and len(phrase) > 1:
+                out.extend(_element(t, b, score, cx + ox, cy + oy, "word") for t, b in phrase)
+    out.sort(key=lambda e: (e.bbox[1] + e.bbox[3] // 2, e.bbox[0]))
+    return out
