@@ -49,8 +49,8 @@ def register(app: typer.Typer) -> None:
                                                         "0600 if absent). $CUA_TOKEN wins over it.")] = None,
         sources: Annotated[str, typer.Option(help="Perception sources for the environment.")] = "auto",
         size: Annotated[str | None, typer.Option(help="Screen size for sandbox envs, e.g. 1280x800.")] = None,
-        recordings: Annotated[Path | None, typer.Option(help="Directory for /recording output (enables it).")]
-        = None,
+        recordings: Annotated[Path | None, typer.Option(help="Directory for /recording output "
+                                                        "(default: ROOT/recordings when --root is given).")] = None,
     ) -> None:
         """Serve one environment over HTTP with a bearer token (the guest side of --env remote:URL).
 
@@ -75,6 +75,8 @@ def register(app: typer.Typer) -> None:
         if (wh := _parse_size(size)) is not None:
             options["size"] = wh
         recorder = None
+        if recordings is None and root is not None:
+            recordings = root / "recordings"
         if recordings is not None:
             from vm.guest.recording import make_recorder
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,25 +40,36 @@ class GuestConfig:
 
 
 class GuestState:
-    """The one environment and the lock that serialises every call into it."""
+    """The one environment, driven from one worker thread (Playwright, AT-SPI and X input are thread-bound)."""
 
     def __init__(self, cfg: GuestConfig):
         self.cfg = cfg
-        self.lock = threading.RLock()
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cua-guest-env")
         self._env: Environment | None = None
         self.files = FileRoot(cfg.root) if cfg.root is not None else None
 
+    def call(self, fn: Callable[[Environment], Any]) -> Any:
+        """Run `fn(env)` on the worker thread (creating the env on first use) and return its result."""
+        return self._worker.submit(lambda: fn(self._get())).result()
+
+    def _get(self) -> Environment:
+        if self._env is None:
+            self._env = self.cfg.env_factory()
+        return self._env
+
     def env(self) -> Environment:
-        with self.lock:
-            if self._env is None:
-                self._env = self.cfg.env_factory()
-            return self._env
+        return self.call(lambda env: env)
 
     def close(self) -> None:
-        with self.lock:
+        def shut() -> None:
+            if self.cfg.recorder is not None:
+                self.cfg.recorder.close()
             if self._env is not None:
                 env, self._env = self._env, None
                 env.close()
+
+        self._worker.submit(shut).result()
+        self._worker.shutdown(wait=True)
 
 
 class Health(BaseModel):
@@ -91,16 +102,15 @@ class WindowInfo(BaseModel):
 
 
 def _env_call(state: GuestState, fn: Callable[[Environment], Any]) -> Any:
-    """Run `fn(env)` under the lock; EnvError -> 409 with its message, anything else -> 503."""
-    with state.lock:
-        try:
-            return fn(state.env())
-        except EnvError as e:
-            raise HTTPException(409, f"environment error: {e}") from None
-        except HTTPException:
-            raise
-        except Exception as e:  # noqa: BLE001 - a broken backend must not look like a bug in the request
-            raise HTTPException(503, f"environment failed: {type(e).__name__}: {e}") from None
+    """Run `fn(env)` on the env thread; EnvError -> 409 with its message, anything else -> 503."""
+    try:
+        return state.call(fn)
+    except EnvError as e:
+        raise HTTPException(409, f"environment error: {e}") from None
+    except HTTPException:
+        raise
+    except Exception as e:  # noqa: BLE001 - a broken backend must not look like a bug in the request
+        raise HTTPException(503, f"environment failed: {type(e).__name__}: {e}") from None
 
 
 def grab_image(env: Environment):

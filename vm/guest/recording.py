@@ -1,20 +1,56 @@
-"""Demonstration recording on the guest: adapts the recorder (recorder/capture.py) to /recording/*."""
+"""Demonstration recording on the guest: /recording/start|stop drive recorder.capture.Recorder."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
-
-class RecorderUnavailable(RuntimeError):
-    """The recorder package is missing or cannot record here; the message says why."""
+from cua.env.base import EnvError
 
 
-def make_recorder(out_dir: Path) -> Any:
-    """A recorder object with start(env, task) -> dict and stop() -> dict, or a clear error."""
-    try:
-        import recorder.capture  # noqa: F401
-    except ImportError as e:
-        raise RecorderUnavailable(f"the recorder is not installed on this guest ({e}); start without "
-                                  "--recordings") from None
-    raise RecorderUnavailable("recording through the guest is not wired to this recorder version yet")
+class GuestRecorder:
+    """One recording at a time, written to a new directory under `base` (serve it with --root to fetch it)."""
+
+    def __init__(self, base: Path | str):
+        self.base = Path(base).expanduser()
+        self._rec: Any = None
+        self._dir: Path | None = None
+
+    def start(self, env: Any, task: str = "") -> dict:
+        from recorder.capture import Recorder
+        from recorder.store import RecordingError
+        from vm.guest.windows import display_of
+
+        if self._rec is not None:
+            raise EnvError(f"a recording is already running into {self._dir}; POST /recording/stop first")
+        display = display_of(env)
+        if not display:
+            raise EnvError("this environment has no X display to record; serve a desktop or sandbox env")
+        self.base.mkdir(parents=True, exist_ok=True)
+        out = self.base / time.strftime("rec-%Y%m%d-%H%M%S")
+        n = 1
+        while out.exists():
+            out = self.base / (time.strftime("rec-%Y%m%d-%H%M%S") + f"-{n}")
+            n += 1
+        try:
+            self._rec = Recorder(out, display, task=task, env_spec=getattr(env, "name", "")).start()
+        except RecordingError as e:
+            raise EnvError(str(e)) from None
+        self._dir = out
+        return {"recording": True, "dir": str(out), "display": display}
+
+    def stop(self) -> dict:
+        if self._rec is None:
+            raise EnvError("no recording is running; POST /recording/start first")
+        rec, out, self._rec, self._dir = self._rec, self._dir, None, None
+        stats = rec.stop()
+        return {"recording": False, "dir": str(out), "stats": stats}
+
+    def close(self) -> None:
+        if self._rec is not None:
+            self.stop()
+
+
+def make_recorder(base: Path | str) -> GuestRecorder:
+    return GuestRecorder(base)
