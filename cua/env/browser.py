@@ -74,6 +74,28 @@ def find_chromium(explicit: str | None = None) -> str:
                    "or set CUA_CHROMIUM=/path/to/chromium")
 
 
+_DRIVERS = threading.local()  # one Playwright driver per thread, shared by that thread's envs
+
+
+def _acquire_driver() -> Any:
+    """The thread's Playwright driver (sync API allows one per thread), started on first use."""
+    if getattr(_DRIVERS, "count", 0) == 0:
+        from playwright.sync_api import sync_playwright
+
+        _DRIVERS.pw = sync_playwright().start()
+        _DRIVERS.count = 0
+    _DRIVERS.count += 1
+    return _DRIVERS.pw
+
+
+def _release_driver() -> None:
+    _DRIVERS.count -= 1
+    if _DRIVERS.count == 0:
+        pw, _DRIVERS.pw = _DRIVERS.pw, None
+        with contextlib.suppress(Exception):
+            pw.stop()
+
+
 def _settle(grab: Callable[[], bytes], timeout: float, stable_for: float) -> tuple[bool, bool, float]:
     """cua.env.settle.wait_settled when present; else the same polling loop, bounded by `timeout`."""
     try:
@@ -123,10 +145,8 @@ class BrowserEnv(EnvBase):
         self._perceiver: Any = None
         self._pw = self._browser = self._context = self.page = None
         executable = find_chromium(chromium)
-        from playwright.sync_api import sync_playwright
-
         try:
-            self._pw = sync_playwright().start()
+            self._pw = _acquire_driver()
             self._browser = self._pw.chromium.launch(
                 executable_path=executable, headless=headless,
                 args=[*CHROMIUM_ARGS, f"--cua-env-tag={self.tag}"], timeout=60_000,
@@ -170,10 +190,13 @@ class BrowserEnv(EnvBase):
 
     def close(self) -> None:
         """Close the context, the browser and the Playwright driver; sweep any chromium we started."""
-        for obj, meth in ((self._context, "close"), (self._browser, "close"), (self._pw, "stop")):
+        same_thread = threading.get_ident() == self._thread  # else Playwright calls would hang: just sweep
+        for obj in (self._context, self._browser) if same_thread else ():
             if obj is not None:
                 with contextlib.suppress(Exception):  # best effort; the sweep below ends what is left
-                    getattr(obj, meth)()
+                    obj.close()
+        if self._pw is not None and same_thread:
+            _release_driver()
         self._pw = self._browser = self._context = self.page = None
         for pid in reversed(chromium_pids(self.tag)):
             try:

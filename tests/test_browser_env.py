@@ -1,0 +1,175 @@
+"""BrowserEnv on real Chromium: DOM elements, actions, navigation, bad pages, process cleanup."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from browser_fixtures import page_server, pid_alive, silent_server
+
+from cua.actions import Back, Click, Goto, Hotkey, Key, Target, Type, parse_action
+from cua.env import EnvError, make_env
+from cua.env.browser import BrowserEnv, chromium_pids
+from cua.perception.dom import collect_dom
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    with page_server(tmp_path_factory.mktemp("site")) as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def env(site):
+    e = make_env(f"browser:{site}index.html", sources="dom")
+    try:
+        yield e
+    finally:
+        e.close()
+
+
+@pytest.fixture()
+def obs(env, site):
+    assert env.act(Goto(url=f"{site}index.html")).ok
+    return env.observe()
+
+
+def by_name(obs, name):
+    hits = [e for e in obs.elements if e.name == name]
+    assert hits, f"no element named {name!r} in {[e.name for e in obs.elements]}"
+    return hits[0]
+
+
+def test_observation_has_screenshot_url_title_and_timings(obs, site):
+    assert obs.image().size == (1280, 800)
+    assert obs.url == f"{site}index.html"
+    assert obs.window_title == "Test page"
+    assert {"screenshot", "dom", "total"} <= set(obs.timings)
+    assert [e.id for e in obs.elements] == [f"e{i}" for i in range(len(obs.elements))]
+    assert all(e.source == "dom" for e in obs.elements)
+
+
+def test_dom_elements_have_roles_boxes_names_and_states(obs):
+    go = by_name(obs, "Press me")
+    assert go.role == "push button" and go.bbox == (100, 100, 120, 40)
+    agree = next(e for e in obs.elements if e.role == "check box")
+    assert agree.name == "I agree" and agree.has_state("checked")
+    nope = by_name(obs, "Disabled one")
+    assert nope.has_state("disabled") and not nope.has_state("enabled")
+    name = by_name(obs, "Your name")
+    assert name.role == "entry" and name.has_state("editable")
+    assert by_name(obs, "Next page").role == "link"
+    assert any(e.role == "label" and e.name == "I agree" for e in obs.elements)
+
+
+def test_invisible_offscreen_and_covered_elements_are_left_out(obs):
+    names = {e.name for e in obs.elements}
+    assert not names & {"Hidden display", "Hidden visibility", "Hidden opacity", "Far below", "Covered"}
+
+
+def test_shadow_dom_and_iframe_elements_have_page_boxes(obs):
+    sb = by_name(obs, "Shadow button")
+    assert sb.bbox == (130, 320, 90, 30) and sb.attrs.get("shadow")
+    fb = by_name(obs, "Frame button")
+    # iframe at (600, 300) with a 5 px border; the button sits at (40, 50) inside it
+    assert fb.bbox == (645, 355, 110, 30) and fb.attrs.get("frame")
+    assert any(p.startswith("frame:") for p in fb.path)
+
+
+def test_click_point_element_and_target_make_the_page_react(env, obs):
+    r = env.act(Click(x=160, y=120))
+    assert r.ok and r.changed and r.point == (160, 120)
+    assert env.evaluate("document.getElementById('go').textContent") == "Clicked"
+    after = env.observe()
+    assert by_name(after, "Clicked").bbox == (100, 100, 120, 40)
+    r = env.act(Click(target=Target(text="Frame button")))
+    assert r.ok and r.point == (700, 370)
+    assert env.page.frame_locator("#frame").locator("#ib").text_content() == "Frame clicked"
+
+
+def test_typing_keys_and_hotkeys_reach_the_focused_input(env, obs):
+    assert env.act(Click(element_id=by_name(obs, "Your name").id)).ok
+    assert env.act(Type(text="hello world")).ok
+    assert env.act(Key(key="backspace")).ok
+    assert env.evaluate("document.getElementById('name').value") == "hello worl"
+    assert env.act(Hotkey(keys=["ctrl", "a"])).ok
+    assert env.act(Type(text="new")).ok
+    assert env.evaluate("document.getElementById('name').value") == "new"
+    focused = by_name(env.observe(), "Your name")
+    assert focused.has_state("focused") and focused.value == "new"
+
+
+def test_goto_link_and_back(env, obs, site):
+    r = env.act(Click(element_id=by_name(obs, "Next page").id))
+    assert r.ok and r.changed
+    o2 = env.observe()
+    assert o2.url == f"{site}page2.html" and by_name(o2, "Second page").role == "heading"
+    assert env.act(Back()).ok
+    assert env.observe().url == f"{site}index.html"
+
+
+def test_off_screen_point_and_unknown_element_fail_clearly(env, obs):
+    r = env.act(Click(x=5000, y=10))
+    assert not r.ok and "off screen" in r.error
+    r = env.act(Click(element_id="e999"))
+    assert not r.ok and "e999" in r.error
+
+
+def test_huge_page_returns_partial_within_the_cap(env, site):
+    assert env.act(Goto(url=f"{site}big.html")).ok
+    full = collect_dom(env.page)
+    assert full.partial and full.reason in {"nodes", "time", "elements"}
+    small = collect_dom(env.page, max_nodes=2000)
+    assert small.partial and small.reason == "nodes" and 0 < len(small.elements) < 2000
+    timed = collect_dom(env.page, max_ms=1)
+    assert timed.partial
+    o = env.observe()
+    assert env.last_dom_partial and len(o.elements) > 10
+
+
+def test_page_that_never_loads_gives_a_bounded_clear_error(env):
+    with silent_server() as url:
+        t0 = time.monotonic()
+        r = env.act(Goto(url=url))
+        assert not r.ok and url in r.error
+        with pytest.raises(EnvError, match="did not load within 2 s"):
+            BrowserEnv(url, load_timeout=2).close()
+        assert time.monotonic() - t0 < 60  # bounded (generous: a hang would hit pytest's timeout)
+
+
+def test_close_leaves_no_chromium_and_rejects_use(site):
+    e = BrowserEnv(f"{site}page2.html")
+    pids = chromium_pids(e.tag)
+    assert len(pids) >= 2
+    e.close()
+    assert not [p for p in pids if pid_alive(p)]
+    with pytest.raises(EnvError, match="closed"):
+        e.observe()
+
+
+def test_missing_chromium_names_the_fix(tmp_path):
+    with pytest.raises(EnvError, match="apt-get install chromium"):
+        BrowserEnv(chromium=str(tmp_path / "no-such-chromium"))
+
+
+def test_cli_act_clicks_the_button(site, tmp_path):
+    out = tmp_path / "after"
+    cmd = [sys.executable, "-m", "cua.cli", "act", "--env", f"browser:{site}index.html",
+           "click(x=160, y=120)", "--out", str(out)]
+    proc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=180, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["ok"] and result["point"] == [160, 120]
+    names = [e["name"] for e in json.loads((out / "observation.json").read_text())["elements"]]
+    assert "Clicked" in names and "Press me" not in names
+
+
+def test_parse_action_call_strings_run_in_the_browser(env, obs):
+    r = env.act(parse_action('click(text="Press me")'))
+    assert r.ok and env.evaluate("document.getElementById('go').textContent") == "Clicked"
