@@ -123,6 +123,7 @@ class Recorder:
         self.writer: SessionWriter | None = None
         self.video: VideoWriter | None = None
         self.t0 = 0.0
+        self.frame_seq = 0
         self.errors: list[str] = []
         self.stats = {"injected_seen": 0, "dropped": 0}
 
@@ -253,13 +254,42 @@ class Recorder:
         """Stop capture, drain everything to disk, set the complete flag; returns the stats."""
         t_stop = time.monotonic()
         self.stopped.set()
-        self._teardown()
+        self._teardown(final=True)
         assert self.writer is not None
         self.stats["stop_to_complete_s"] = round(time.monotonic() - t_stop, 4)
         self.writer.close(duration=round(self.now(), 3), **self.stats, errors=self.errors[:20])
         return {**self.writer.counts, **self.stats}
 
-    def _teardown(self) -> None:
+    def _final_frame(self) -> None:
+        """One last frame and the active window at stop: the end state replay and skills compare against."""
+        import mss
+
+        try:
+            with mss.mss(display=self.display) as grab:
+                arr = np.asarray(grab.grab(grab.monitors[0]))
+        except Exception as e:
+            self.errors.append(f"final frame: {e}")
+            return
+        t = self.now()
+        seq = self.frame_seq
+        self.frame_seq += 1
+        if self.sensitive:
+            img = blur_regions(Image.fromarray(arr[:, :, 2::-1]), list(self.sensitive))
+            arr = np.dstack([np.asarray(img)[:, :, ::-1], arr[:, :, 3:]])
+        self.video.add(arr, t)
+        self.writer.frame(seq, t)
+        self.writer.keyframe(seq, Image.frombuffer("RGB", (arr.shape[1], arr.shape[0]),
+                                                   np.ascontiguousarray(arr).tobytes(), "raw", "BGRX"))
+        window = {"title": "", "app": ""}
+        try:
+            wp = WindowProbe(self.display)
+            window = wp.active()
+            wp.close()
+        except Exception:
+            pass
+        self.writer.event({"t": t, "kind": "end", "frame": seq, "data": scrub_identity({"window": window})})
+
+    def _teardown(self, final: bool = False) -> None:
         self.stopped.set()
         for lst in self._listeners:
             try:
@@ -272,6 +302,8 @@ class Recorder:
         self.raw.put(None)
         for th in self._threads:
             th.join(30)
+        if final and self.video is not None and self.writer is not None:
+            self._final_frame()
         if self.video is not None:
             self.video.close()
             self.video = None
@@ -288,7 +320,6 @@ class Recorder:
         import mss
 
         period = 1.0 / self.fps
-        seq = 0
         with mss.mss(display=self.display) as grab:
             mon = grab.monitors[0]
             nxt = time.monotonic()
@@ -300,6 +331,7 @@ class Recorder:
                         self.errors.append(f"frame: {e}")
                         break
                     t = self.now()
+                    seq = self.frame_seq
                     if self.sensitive:
                         img = blur_regions(Image.fromarray(arr[:, :, 2::-1]), list(self.sensitive))
                         arr = np.dstack([np.asarray(img)[:, :, ::-1], arr[:, :, 3:]])
@@ -307,7 +339,7 @@ class Recorder:
                         self.ring.append((seq, t, arr))
                     self.video.add(arr, t)
                     self.writer.frame(seq, t)
-                    seq += 1
+                    self.frame_seq += 1
                 nxt += period
                 self.stopped.wait(max(0.0, nxt - time.monotonic()))
                 if time.monotonic() - nxt > period:  # fell behind: skip, do not burst

@@ -200,7 +200,7 @@ class _Reducer:
                 self.held.remove(key)
                 if not self.held:
                     self.combo_used = False
-        elif kind in ("pause", "resume", "stop"):
+        elif kind in ("pause", "resume", "stop", "end"):
             self.flush_all(ev)
             self.held, self.combo_used, self.press = [], False, None
 
