@@ -1,0 +1,63 @@
+"""MiniWoB++ adapter on real Chromium: task list, seeded episodes, the page's own reward."""
+
+from __future__ import annotations
+
+import pytest
+
+from cua.actions import Click, Target
+from cua.env import EnvError, make_env
+from cua.eval.miniwob import MiniWoBTask, list_tasks
+
+
+@pytest.fixture(scope="module")
+def env():
+    e = make_env("browser:about:blank", sources="dom")
+    try:
+        yield e
+    finally:
+        e.close()
+
+
+def wanted_button(instruction: str) -> str:
+    assert instruction.startswith('Click on the "'), instruction
+    return instruction.split('"')[1]
+
+
+def test_list_tasks_covers_the_package():
+    tasks = list_tasks()
+    assert len(tasks) >= 50
+    assert {"click-button", "enter-text", "click-checkboxes", "login-user"} <= set(tasks)
+
+
+def test_unknown_task_names_the_known_ones():
+    with pytest.raises(EnvError, match="unknown MiniWoB"):
+        MiniWoBTask("click-buton-typo")
+
+
+def test_same_seed_same_instruction_and_right_button_scores(env):
+    task = MiniWoBTask("click-button", seed=7)
+    first = task.start(env)
+    assert task.start(env) == first  # seeded: the same episode again
+    assert not task.done(env) and task.reward(env) == 0.0
+    obs = env.observe()
+    assert not any(e.name == "START" for e in obs.elements)  # the start cover is gone
+    r = env.act(Click(target=Target(text=wanted_button(first), role="push button")))
+    assert r.ok
+    assert task.done(env) and task.reward(env) > 0 and task.raw_reward(env) == 1.0
+
+
+def test_wrong_button_scores_at_most_zero(env):
+    task = MiniWoBTask("click-button", seed=11)
+    want = wanted_button(task.start(env))
+    obs = env.observe()
+    wrong = [e for e in obs.elements if e.role == "push button" and e.name != want]
+    assert wrong, "this seed has only the wanted button; pick another seed"
+    assert env.act(Click(element_id=wrong[0].id)).ok
+    assert task.done(env) and task.reward(env) <= 0
+
+
+def test_instructions_differ_across_tasks_and_seeds(env):
+    a = MiniWoBTask("enter-text", seed=1).start(env)
+    b = MiniWoBTask("enter-text", seed=2).start(env)
+    assert a and b and a != b
+    assert "Enter" in a or "enter" in a.lower()
