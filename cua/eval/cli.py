@@ -1,0 +1,68 @@
+"""`cua eval`: run task suites (agent or replay), in parallel locally or on Ray, and report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("eval")
+    def eval_cmd(
+        tasks: list[str] = typer.Argument(..., help="Task files/dirs, or miniwob:NAME[,NAME] / miniwob:all."),
+        env: str = typer.Option(None, "--env", "-e", help="ENV overriding each task's own env."),
+        model: str = typer.Option("none", help="Planner model: none | openai:M | anthropic:M | scripted:FILE."),
+        skills: Path = typer.Option(None, help="Skill library (SQLite) for the agent."),
+        replay: str = typer.Option(None, help="'reference' (each task's scripted reference) or a DIR of "
+                                               "<task_id>/ recordings, instead of the agent."),
+        workers: int = typer.Option(1, min=1, help="Parallel episodes, each with its own environment."),
+        ray: str = typer.Option(None, help="Run on Ray: 'auto' (a running cluster, else a local one) or ADDR."),
+        out: Path = typer.Option(Path("eval-out"), "--out", "-o", help="Results dir (resumes if it exists)."),
+        seeds: int = typer.Option(1, min=1, help="Seeds per MiniWoB++ page."),
+        max_steps: int = typer.Option(None, help="Override each task's step budget."),
+        sources: str = typer.Option("auto", help="Perception sources for the env: auto or a11y,dom,ocr,vision."),
+    ) -> None:
+        """Evaluate tasks and write results.jsonl + report.html.
+
+        Example: cua eval tasks/mousepad --env sandbox:mousepad --replay reference --workers 2 --out r
+        """
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.table import Table
+
+        from cua.eval.report import summarize, write_report
+        from cua.eval.runner import EvalConfig, finished_ids, run_eval
+        from cua.eval.task import TaskError, resolve_tasks
+
+        console = Console(stderr=True)
+        try:
+            todo = resolve_tasks(tasks, seeds)
+        except TaskError as e:
+            console.print(f"[bold red]error:[/] {e}")
+            raise typer.Exit(2)
+        cfg = EvalConfig(env=env, model=model, skills=str(skills) if skills else None, replay=replay,
+                         out=str(out), max_steps=max_steps, env_options={"sources": sources})
+        skip = finished_ids(out / "results.jsonl")
+        if skip & {t.id for t in todo}:
+            console.print(f"resuming: {len(skip & {t.id for t in todo})} task(s) already done in {out}")
+        cols = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*cols, console=console) as bar:
+            job = bar.add_task("episodes", total=len([t for t in todo if t.id not in skip]))
+
+            def tick(r) -> None:
+                bar.advance(job)
+                bar.console.print(f"{r.task_id}: {r.outcome}" + (f" ({r.error})" if r.error else ""))
+
+            run_eval(todo, cfg, workers=workers, ray=ray, on_result=tick)
+        report = write_report(out)
+        from cua.eval.report import load_results
+
+        s = summarize(load_results(out / "results.jsonl"))
+        table = Table(title=f"cua eval: {s['success']}/{s['tasks']} passed")
+        for c in ("success rate", "95% CI", "failures", "errors", "median s", "steps", "cost $"):
+            table.add_column(c)
+        table.add_row(f"{s['success_rate']:.1%}", f"{s['ci95'][0]:.0%}–{s['ci95'][1]:.0%}", str(s["failure"]),
+                      str(s["error"]), f"{s['median_seconds']:.2f}", str(s["total_steps"]), f"{s['total_cost']:.4f}")
+        Console().print(table)
+        print(report)
