@@ -55,6 +55,13 @@ class BudgetExhausted(Exception):
     pass
 
 
+def _inside(inner: tuple[int, int, int, int], outer: tuple[int, int, int, int]) -> bool:
+    """`inner` lies within `outer` and is smaller: `outer` is a container, not a control."""
+    ix, iy, iw, ih = inner
+    ox, oy, ow, oh = outer
+    return ox <= ix and oy <= iy and ix + iw <= ox + ow and iy + ih <= oy + oh and iw * ih < ow * oh
+
+
 class Explorer:
     """Depth-first explorer over one env; writes the graph and the library as it goes."""
 
@@ -128,7 +135,7 @@ class Explorer:
                 continue
             seen.add(e.signature)
             out.append(e)
-        return out
+        return [e for e in out if not any(o is not e and _inside(o.bbox, e.bbox) for o in out)]
 
     # -- backtracking ---------------------------------------------------------------------------
     def replay(self, steps: list[dict[str, Any]], fast: bool) -> Observation:
@@ -294,6 +301,7 @@ class Explorer:
             skill = None
             if self.lib.get(" › ".join(child_names)) is None:  # skill first: a kill here leaves it unverified
                 skill = unit_skill(self.app, child_names, steps, el, self._pre, new, self.start_obs, self.volatile)
+                skill.extra["state"] = new_key.exact
                 self.lib.add(skill)
                 self.stats.skills += 1
             self.graph.add_transition(key, el.signature, step, new_key, effect, time.monotonic() - t)

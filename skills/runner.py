@@ -133,7 +133,7 @@ def run_skill(skill: Skill, env: Any, args: dict[str, Any] | None = None, librar
             return SkillRunResult(ok=False, error=f"step {i} ({raw.get('kind')}): {res.error}", steps=results,
                                   observation=obs)
         obs = env.observe()
-    post = skill.postcondition
+    post = Condition.model_validate(fill(skill.postcondition.model_dump(), values))
     obs, ok = wait_for(env, lambda o: not condition_problems(post, o), 2.0, obs)
     err = None if ok else f"postcondition of {skill.name!r} fails: {'; '.join(condition_problems(post, obs)[:3])}"
     return SkillRunResult(ok=ok, error=err, steps=results, observation=obs)

@@ -28,8 +28,6 @@ def _dialog_title(new: Observation, old: Observation | None) -> str | None:
         if e.role in ("dialog", "alert", "file chooser", "frame", "window") and e.signature not in before \
                 and is_visible(e, new.size) and e.name:
             return clean_name(e.name)
-    if old is not None and new.window_title and new.window_title != old.window_title:
-        return clean_name(new.window_title)
     return None
 
 
@@ -62,6 +60,8 @@ def describe(names: list[str], el: UIElement, new: Observation, old: Observation
     else:
         desc = f"Run {path} in {app}: activates the {words} item."
         when = f"when you need to {words.lower()}"
+    if old is not None and new.window_title and new.window_title != old.window_title:
+        desc += f" The window title becomes {clean_name(new.window_title)!r}."
     return {"name": path, "description": desc, "when_to_use": when}
 
 

@@ -1,0 +1,98 @@
+"""Curriculum: compose unit skills into harder ones and verify them the same way.
+
+A unit skill whose reached state holds a text field and a button (a dialog) is the start of
+"open the dialog -> type {text} into the field -> press the button": the composite calls the unit
+skill as a sub-skill (its postcondition is the state the next steps need), types a parameter,
+presses the button, and takes as postcondition what that press changed on the first run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cua.perception.elements import Observation, UIElement
+from skills.graph import distinguishing, is_visible
+from skills.primitives import type_into_steps
+from skills.profile import clean_name, role_kind
+from skills.runner import run_skill
+from skills.skill import Condition, Skill, SkillParam, SkillStep
+from skills.units import SEP, step_for
+
+SKIP_BUTTONS = ("close", "cancel", "help", "ok")
+
+
+def dialog_parts(state: dict[str, Any]) -> tuple[list[UIElement], list[UIElement]]:
+    """Text fields and (non-closing) buttons that appeared with a stored graph state."""
+    only = set(state.get("candidates") or [])
+    els = [UIElement.model_validate(e) for e in state["elements"]]
+    els = [e for e in els if not only or e.signature in only]
+    fields = [e for e in els if role_kind(e) == "type"]
+    buttons = [e for e in els if "button" in e.role and clean_name(e.name)
+               and clean_name(e.name).lower() not in SKIP_BUTTONS]
+    return fields, buttons
+
+
+def compose(unit: Skill, field: UIElement, button: UIElement, sample: str) -> Skill:
+    """The composite skill: unit -> type {text} into field -> press button (postcondition set later)."""
+    dialog = unit.name.split(SEP)[-1].rstrip(".…").strip()
+    fname, bname = clean_name(field.name) or "the text field", clean_name(button.name)
+    steps = [SkillStep(action={}, skill=unit.name, note="open")]
+    steps += [SkillStep(action=a) for a in type_into_steps(field.signature, "{text}", clean_name(field.name) or None)]
+    steps.append(SkillStep(action=step_for(button)))
+    return Skill(
+        name=f"{unit.name}{SEP}{fname}: {{text}}{SEP}{bname}", app=unit.app,
+        description=f"Open {dialog} ({unit.name}), type the given text into '{fname}' and press '{bname}' "
+                    f"in {unit.app}.",
+        when_to_use=f"when you need to {bname.lower()} some text with the {dialog} dialog: "
+                    f"fill in {fname.lower()} and {bname.lower()}",
+        parameters=[SkillParam(name="text", description=f"typed into {fname}", default=sample)],
+        steps=steps, provenance="composed", preconditions=unit.preconditions,
+        extra={"ui_path": [*unit.extra.get("ui_path", []), fname, bname], "composed_of": [unit.name]},
+    )
+
+
+def candidates(ex: Any) -> list[tuple[Skill, UIElement, UIElement]]:
+    out = []
+    for unit in ex.lib.list(app=ex.app, status="verified"):
+        state = ex.graph.state(unit.extra.get("state", "")) if unit.provenance == "explored" else None
+        if state is None:
+            continue
+        fields, buttons = dialog_parts(state)
+        if fields and buttons:
+            out.append((unit, fields[0], buttons[0]))
+    return out
+
+
+def compose_and_verify(ex: Any, limit: int = 5) -> list[str]:
+    """Build up to `limit` composites from the explorer's verified dialog skills; verify each. Notes back."""
+    notes = []
+    for unit, field, button in candidates(ex)[:limit]:
+        skill = compose(unit, field, button, ex.profile.sample_text)
+        if ex.lib.get(skill.name) is not None:
+            continue
+        ex.go_start()
+        first = run_skill(skill, ex.env, library=ex.lib)  # empty postcondition: learn what the press does
+        if not first.ok:
+            notes.append(f"composite {skill.name!r} failed on its first run: {first.error}")
+            skill.status = "failed"
+            skill.failed_runs = 1
+            ex.lib.add(skill)
+            continue
+        after: Observation = first.observation
+        dialog = Observation(elements=[UIElement.model_validate(e) for e in ex.graph.state(unit.extra["state"])
+                                       ["elements"]], size=after.size)
+        present, absent = distinguishing(after, dialog)
+        sample = str(ex.profile.sample_text)
+        present = [s.replace(sample, "{text}") for s in present if s not in ex.volatile]
+        if not present and not absent:  # the press changed nothing visible: the dialog must still be there
+            present = list(unit.postcondition.present)
+        skill.postcondition = Condition(present=present, absent=[s for s in absent if s not in ex.volatile
+                                                                 and is_visible_sig(dialog, s)])
+        ex.lib.add(skill)
+        ok = ex.verify(skill.name)
+        notes.append(f"composite {skill.name!r}: {'verified' if ok else 'failed'}")
+    return notes
+
+
+def is_visible_sig(obs: Observation, sig: str) -> bool:
+    return any(e.signature == sig and is_visible(e, obs.size) for e in obs.elements)
