@@ -38,6 +38,13 @@ class ContextProbe(Protocol):
     def focused(self) -> dict[str, Any] | None: ...
 
 
+def _grabber(display: str) -> Any:
+    """An mss screen grabber bound to `display` (mss >= 10 renamed mss.mss to mss.MSS)."""
+    import mss
+
+    return getattr(mss, "MSS", None)(display=display) if hasattr(mss, "MSS") else mss.mss(display=display)
+
+
 def parse_hotkey(spec: str) -> tuple[frozenset[str], str]:
     """'ctrl+alt+q' -> ({'ctrl', 'alt'}, 'q')."""
     from cua.actions import normalize_key
@@ -133,8 +140,6 @@ class Recorder:
     # ---- start / stop -------------------------------------------------------------------
     def start(self) -> Recorder:
         """Check every input can be captured, then start; raise RecordingError (nothing left running) if not."""
-        import mss
-
         try:
             import Xlib.display
 
@@ -149,7 +154,7 @@ class Recorder:
             raise RecordingError(f"X display {self.display} lacks the RECORD extension, so input cannot be captured; "
                                  "start Xvfb/Xorg with +extension RECORD")
         try:
-            with mss.mss(display=self.display) as grab:
+            with _grabber(self.display) as grab:
                 shot = grab.grab(grab.monitors[0])
                 if shot.width * shot.height == 0:
                     raise RecordingError("empty screen")
@@ -262,10 +267,8 @@ class Recorder:
 
     def _final_frame(self) -> None:
         """One last frame and the active window at stop: the end state replay and skills compare against."""
-        import mss
-
         try:
-            with mss.mss(display=self.display) as grab:
+            with _grabber(self.display) as grab:
                 arr = np.asarray(grab.grab(grab.monitors[0]))
         except Exception as e:
             self.errors.append(f"final frame: {e}")
@@ -317,10 +320,8 @@ class Recorder:
 
     # ---- frames ---------------------------------------------------------------------------
     def _frame_loop(self) -> None:
-        import mss
-
         period = 1.0 / self.fps
-        with mss.mss(display=self.display) as grab:
+        with _grabber(self.display) as grab:
             mon = grab.monitors[0]
             nxt = time.monotonic()
             while not self.stopped.is_set():
