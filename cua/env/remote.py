@@ -1,0 +1,199 @@
+"""RemoteEnv: the Environment protocol over HTTP to a `cua serve` guest (a VM or container desktop)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from cua.actions import Action
+from cua.env.base import ActionResult, EnvBase, EnvError, resolve_point
+from cua.perception.elements import Observation
+
+RETRY_STATUSES = {502, 503, 504}
+
+
+def find_token(token: str | None = None, token_file: Path | str | None = None) -> str:
+    """The client token: the argument, else $CUA_TOKEN, else the token file (default ~/.config/cua/token)."""
+    if token:
+        return token.strip()
+    if os.environ.get("CUA_TOKEN"):
+        return os.environ["CUA_TOKEN"].strip()
+    path = Path(token_file or os.environ.get("CUA_TOKEN_FILE") or "~/.config/cua/token").expanduser()
+    try:
+        text = path.read_text().strip()
+    except OSError:
+        raise EnvError(
+            f"no token for the guest: set CUA_TOKEN, or copy the guest's token file to {path} "
+            "(on the guest: cat ~/.config/cua/token)"
+        ) from None
+    if not text:
+        raise EnvError(f"token file {path} is empty; copy the guest's token into it or set CUA_TOKEN")
+    return text
+
+
+class RemoteEnv(EnvBase):
+    """A guest desktop driven over HTTP: observe/act/reset map to /observe, /act, /reset.
+
+    Element ids and targets are resolved to points here, against the last observation this client saw,
+    so an action means what the caller saw even if the guest observed again in between.
+    """
+
+    name = "remote"
+
+    def __init__(self, url: str, token: str | None = None, token_file: Path | str | None = None,
+                 timeout: float = 60.0, connect_timeout: float = 5.0, retries: int = 2,
+                 sources: str = "auto", image_format: str = "png", check: bool = True, **_ignored: Any):
+        if not url.startswith(("http://", "https://")):
+            raise EnvError(f"remote URL {url!r} must start with http:// or https://, e.g. remote:http://127.0.0.1:8765")
+        if image_format not in ("png", "jpeg"):
+            raise EnvError(f"image_format {image_format!r} must be 'png' or 'jpeg'")
+        self.url = url.rstrip("/")
+        self.name = f"remote:{self.url}"
+        self.sources, self.image_format, self.retries = sources, image_format, retries
+        self._token = find_token(token, token_file)
+        self._timeout = httpx.Timeout(timeout, connect=connect_timeout)
+        self._client = self._new_client()
+        self._last: Observation | None = None
+        if check:
+            self.health()
+
+    def _reconnect(self) -> None:
+        self._client.close()
+        self._client = self._new_client()
+
+    def _new_client(self) -> httpx.Client:
+        return httpx.Client(base_url=self.url, timeout=self._timeout, trust_env=False,
+                            headers={"Authorization": f"Bearer {self._token}"})
+
+    # -- transport --------------------------------------------------------------------------------------
+    def request(self, method: str, path: str, **kw: Any) -> httpx.Response:
+        """One call with retries on connection errors and 502/503/504; errors become EnvError."""
+        last: str = ""
+        idempotent = method in ("GET", "PUT", "HEAD")
+        for attempt in range(self.retries + 1):
+            if attempt:
+                time.sleep(min(2.0, 0.25 * 2 ** (attempt - 1)))
+            try:
+                r = self._client.request(method, path, **kw)
+            except (httpx.ConnectError, httpx.ConnectTimeout) as e:  # never reached the guest: safe to retry
+                last = f"cannot connect ({type(e).__name__}: {e})"
+                self._reconnect()
+                continue
+            except httpx.TransportError as e:
+                last = f"{type(e).__name__}: {e}"
+                self._reconnect()
+                if idempotent:
+                    continue
+                break  # the guest may have run it: do not repeat a non-idempotent call
+            if r.status_code in RETRY_STATUSES and attempt < self.retries and idempotent:
+                last = f"HTTP {r.status_code}"
+                continue
+            return self._check(r)
+        raise EnvError(
+            f"guest {self.url} is unreachable: {last}. Start it there with `cua serve` (and check the URL, "
+            "the port and any SSH tunnel or firewall)"
+        )
+
+    def _check(self, r: httpx.Response) -> httpx.Response:
+        if r.status_code < 400:
+            return r
+        try:
+            detail = r.json().get("detail", r.text)
+        except ValueError:
+            detail = r.text[:500]
+        if r.status_code == 401:
+            raise EnvError(f"token rejected by guest {self.url}: set CUA_TOKEN (or the token file) to the "
+                           "guest's token (on the guest: cat ~/.config/cua/token)")
+        if r.status_code == 429:
+            raise EnvError(f"guest {self.url} is refusing this client after failed logins: {detail}")
+        raise EnvError(f"guest {self.url} answered {r.status_code} to {r.request.method} "
+                       f"{r.request.url.path}: {detail}")
+
+    # -- Environment ------------------------------------------------------------------------------------
+    def health(self) -> dict:
+        return self.request("GET", "/health").json()
+
+    def _obs(self, method: str, path: str, screenshot: bool = True) -> Observation:
+        from vm.guest.wire import observation_from_wire
+
+        params = {"screenshot": str(screenshot).lower(), "format": self.image_format}
+        obs = observation_from_wire(self.request(method, path, params=params).json(), self.name)
+        if self.sources not in ("", "auto"):
+            keep = {s.strip() for s in self.sources.split(",")}
+            obs.elements = [e for e in obs.elements if e.source in keep]
+        self._last = obs
+        return obs
+
+    def observe(self) -> Observation:
+        return self._obs("GET", "/observe")
+
+    def reset(self) -> Observation:
+        return self._obs("POST", "/reset")
+
+    def _resolve(self, action: Action) -> Action:
+        """Turn element ids / targets into points using the last observation this client saw."""
+        obs = self._last
+        if obs is None:
+            return action
+        upd: dict[str, Any] = {}
+        for end, (fx, fy, fe, ft) in ((False, ("x", "y", "element_id", "target")),
+                                      (True, ("to_x", "to_y", "to_element_id", "to_target"))):
+            if getattr(action, fe, None) is None and getattr(action, ft, None) is None:
+                continue
+            pt = resolve_point(action, obs, obs.size or obs.image().size, end=end)
+            if pt is not None:
+                upd.update({fx: pt[0], fy: pt[1], fe: None, ft: None})
+        if not upd:
+            return action
+        data = {**action.model_dump(), **upd}
+        return type(action).model_validate(data)
+
+    def act(self, action: Action) -> ActionResult:
+        """Run one action on the guest; like the local backends, a target that cannot be resolved is a
+        failed result (ok=False), while an unreachable guest or a rejected token raises EnvError."""
+        try:
+            sent = self._resolve(action)
+        except EnvError as e:
+            return ActionResult(action=action.to_json(), ok=False, error=str(e))
+        r = self.request("POST", "/act", json=sent.model_dump(mode="json", exclude_none=True))
+        return ActionResult.model_validate(r.json())
+
+    def screenshot(self, fmt: str = "jpeg", scale: float = 1.0, quality: int = 85):
+        """Only the screen image (no perception): fast polling."""
+        import io
+
+        from PIL import Image
+
+        r = self.request("GET", "/screenshot", params={"format": fmt, "scale": scale, "quality": quality})
+        img = Image.open(io.BytesIO(r.content))
+        img.load()
+        return img
+
+    # -- extras: windows, files, exec ---------------------------------------------------------------------
+    def windows(self) -> list[dict]:
+        return self.request("GET", "/windows").json()
+
+    def read_file(self, path: str) -> bytes:
+        return self.request("GET", "/files", params={"path": path}).content
+
+    def write_file(self, path: str, data: bytes | str, parents: bool = False) -> int:
+        body = data.encode() if isinstance(data, str) else data
+        r = self.request("PUT", "/files", params={"path": path, "parents": str(parents).lower()}, content=body,
+                         headers={"Content-Type": "application/octet-stream"})
+        return r.json()["bytes"]
+
+    def list_files(self, path: str = "") -> list[dict]:
+        return self.request("GET", "/files/list", params={"path": path}).json()
+
+    def exec(self, argv: list[str], timeout: float = 30.0) -> dict:
+        if isinstance(argv, str):
+            raise EnvError("exec takes an argument list, e.g. ['ls', '-l'], never a shell string")
+        return self.request("POST", "/exec", json={"argv": list(argv), "timeout": timeout},
+                            timeout=httpx.Timeout(timeout + 10, connect=self._timeout.connect)).json()
+
+    def close(self) -> None:
+        self._client.close()
