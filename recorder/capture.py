@@ -16,18 +16,18 @@ import os
 import queue
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 from PIL import Image
 
-from recorder.privacy import blur_regions, is_password, mask_event, scrub_identity, scrub_text
+from recorder.events import EventState, WindowProbe
+from recorder.privacy import blur_regions, scrub_identity
 from recorder.store import RecordingError, SessionWriter, VideoWriter
 
 REORDER_S = 0.05
-FOCUS_TTL_S = 0.5
-WINDOW_TTL_S = 0.25
 
 
 class ContextProbe(Protocol):
@@ -55,61 +55,25 @@ def parse_hotkey(spec: str) -> tuple[frozenset[str], str]:
     return frozenset(parts[:-1]), parts[-1].lower()
 
 
-def _key_fields(key: Any) -> tuple[str | None, str | None]:
-    """A pynput key -> (canonical key name or None, typed character or None)."""
-    from cua.actions import ActionParseError, normalize_key
-
-    if key is None:
-        return None, None
-    name = getattr(key, "name", None)
-    if name is not None:  # pynput.keyboard.Key member
-        try:
-            canon = normalize_key(name)
-        except ActionParseError:
-            canon = name.lower()
-        return canon, (" " if canon == "space" else None)
-    char = getattr(key, "char", None)
-    if char and len(char) == 1 and char.isprintable():
-        return None, char
-    return None, None
-
-
-class WindowProbe:
-    """Active window title and app (WM_CLASS) through Xlib on one display."""
-
-    def __init__(self, display: str):
-        import Xlib.display
-
-        self.d = Xlib.display.Display(display)
-        self.root = self.d.screen().root
-        self.NET_ACTIVE = self.d.intern_atom("_NET_ACTIVE_WINDOW")
-        self.NET_NAME = self.d.intern_atom("_NET_WM_NAME")
-        self.UTF8 = self.d.intern_atom("UTF8_STRING")
-
-    def active(self) -> dict[str, str]:
-        try:
-            prop = self.root.get_full_property(self.NET_ACTIVE, 0)
-            if not prop or not prop.value or not prop.value[0]:
-                return {"title": "", "app": ""}
-            win = self.d.create_resource_object("window", int(prop.value[0]))
-            name = win.get_full_property(self.NET_NAME, self.UTF8)
-            title = name.value.decode("utf-8", "replace") if name else (win.get_wm_name() or "")
-            cls = win.get_wm_class()
-            return {"title": str(title), "app": (cls[1] if cls else "")}
-        except Exception:  # a window closing under us: report no window rather than fail the event
-            return {"title": "", "app": ""}
-
-    def close(self) -> None:
-        self.d.close()
-
-
 class Recorder:
     """Record one session into `out` from X display `display` (e.g. ':7')."""
 
-    def __init__(self, out: Path | str, display: str, *, task: str = "", env_spec: str = "", fps: float = 5.0,
-                 probe: ContextProbe | None = None, x_env: dict[str, str] | None = None,
-                 stop_hotkey: str = "ctrl+alt+q", pause_hotkey: str = "ctrl+alt+p", scrub: bool = False,
-                 ring: int = 24, on_status: Callable[[str], None] | None = None):
+    def __init__(
+        self,
+        out: Path | str,
+        display: str,
+        *,
+        task: str = "",
+        env_spec: str = "",
+        fps: float = 5.0,
+        probe: ContextProbe | None = None,
+        x_env: dict[str, str] | None = None,
+        stop_hotkey: str = "ctrl+alt+q",
+        pause_hotkey: str = "ctrl+alt+p",
+        scrub: bool = False,
+        ring: int = 24,
+        on_status: Callable[[str], None] | None = None,
+    ):
         if not (0.2 <= fps <= 30):
             raise RecordingError(f"--fps {fps} is out of range; use 0.2..30 frames per second")
         self.out, self.display, self.task, self.env_spec, self.fps = Path(out), display, task, env_spec, fps
@@ -139,7 +103,7 @@ class Recorder:
 
     # ---- start / stop -------------------------------------------------------------------
     def start(self) -> Recorder:
-        """Check every input can be captured, then start; raise RecordingError (nothing left running) if not."""
+        """Check that input and frames can be captured, then start; else raise RecordingError."""
         try:
             import Xlib.display
 
@@ -148,11 +112,15 @@ class Recorder:
             self.size = (d.screen().width_in_pixels, d.screen().height_in_pixels)
             d.close()
         except Exception as e:
-            raise RecordingError(f"cannot open X display {self.display!r} ({e}); start the sandbox/desktop first "
-                                 "or pass the right --env") from None
+            raise RecordingError(
+                f"cannot open X display {self.display!r} ({e}); start the sandbox/desktop first "
+                "or pass the right --env"
+            ) from None
         if not has_record:
-            raise RecordingError(f"X display {self.display} lacks the RECORD extension, so input cannot be captured; "
-                                 "start Xvfb/Xorg with +extension RECORD")
+            raise RecordingError(
+                f"X display {self.display} lacks the RECORD extension, so input cannot be captured; "
+                "start Xvfb/Xorg with +extension RECORD"
+            )
         try:
             with _grabber(self.display) as grab:
                 shot = grab.grab(grab.monitors[0])
@@ -161,11 +129,21 @@ class Recorder:
         except Exception as e:
             raise RecordingError(f"cannot capture frames from display {self.display!r}: {e}") from None
         self.t0 = time.monotonic()
-        self.writer = SessionWriter(self.out, scrub_identity({
-            "task": self.task, "env": self.env_spec, "screen_size": list(self.size), "fps": self.fps,
-            "started": time.time(), "hotkeys": self.hotkeys, "video": "video.mp4",
-            "privacy": {"password_fields": "masked+blurred", "scrub": self.scrub},
-        }))
+        self.writer = SessionWriter(
+            self.out,
+            scrub_identity(
+                {
+                    "task": self.task,
+                    "env": self.env_spec,
+                    "screen_size": list(self.size),
+                    "fps": self.fps,
+                    "started": time.time(),
+                    "hotkeys": self.hotkeys,
+                    "video": "video.mp4",
+                    "privacy": {"password_fields": "masked+blurred", "scrub": self.scrub},
+                }
+            ),
+        )
         try:
             self.video = VideoWriter(self.out / "video.mp4", self.size, self.fps)
             self._start_listeners()
@@ -204,12 +182,17 @@ class Recorder:
             kref: list = []
             m = _Mouse(
                 on_move=lambda x, y, *a: put(mref, "move", x=int(x), y=int(y)),
-                on_click=lambda x, y, b, p, *a: put(mref, "press" if p else "release", x=int(x), y=int(y),
-                                                    button=getattr(b, "name", str(b))),
-                on_scroll=lambda x, y, dx, dy, *a: put(mref, "scroll", x=int(x), y=int(y), dx=int(dx), dy=-int(dy)),
+                on_click=lambda x, y, b, p, *a: put(
+                    mref, "press" if p else "release", x=int(x), y=int(y), button=getattr(b, "name", str(b))
+                ),
+                on_scroll=lambda x, y, dx, dy, *a: put(
+                    mref, "scroll", x=int(x), y=int(y), dx=int(dx), dy=-int(dy)
+                ),
             )
-            k = _Keys(on_press=lambda key, *a: put(kref, "key_down", key=key),
-                      on_release=lambda key, *a: put(kref, "key_up", key=key))
+            k = _Keys(
+                on_press=lambda key, *a: put(kref, "key_down", key=key),
+                on_release=lambda key, *a: put(kref, "key_up", key=key),
+            )
             mref.append(m)
             kref.append(k)
             for lst in (m, k):
@@ -228,7 +211,7 @@ class Recorder:
                     os.environ[key] = val
 
     def _unblock_listeners(self) -> None:
-        """pynput's record thread blocks until the server answers; disable its context from a fresh connection."""
+        """pynput's record thread blocks on the server; disable its context from a fresh connection."""
         try:
             import Xlib.display
 
@@ -281,8 +264,12 @@ class Recorder:
             arr = np.dstack([np.asarray(img)[:, :, ::-1], arr[:, :, 3:]])
         self.video.add(arr, t)
         self.writer.frame(seq, t)
-        self.writer.keyframe(seq, Image.frombuffer("RGB", (arr.shape[1], arr.shape[0]),
-                                                   np.ascontiguousarray(arr).tobytes(), "raw", "BGRX"))
+        self.writer.keyframe(
+            seq,
+            Image.frombuffer(
+                "RGB", (arr.shape[1], arr.shape[0]), np.ascontiguousarray(arr).tobytes(), "raw", "BGRX"
+            ),
+        )
         window = {"title": "", "app": ""}
         try:
             wp = WindowProbe(self.display)
@@ -360,7 +347,7 @@ class Recorder:
     # ---- events ---------------------------------------------------------------------------
     def _event_loop(self) -> None:
         heap: list = []
-        state = _EventState(self)
+        state = EventState(self)
         done = False
         while not done or heap:
             try:
@@ -382,137 +369,3 @@ class Recorder:
                 except Exception as e:  # one bad event must not end the recording
                     self.errors.append(f"{kind}: {e}")
         state.close()
-
-
-class _EventState:
-    """Per-session event processing (runs on the events thread only)."""
-
-    def __init__(self, rec: Recorder):
-        self.rec = rec
-        self.held: set[str] = set()
-        self.last_t = 0.0
-        self.xoff: float | None = None
-        self.last_kind = ""
-        self.last_key_t = -1.0
-        self.last_scroll_t = -1.0
-        self.focus: tuple[float, dict | None] = (-1.0, None)
-        self.window: tuple[float, dict] = (-1.0, {})
-        try:
-            self.win = WindowProbe(rec.display)
-        except Exception:
-            self.win = None
-
-    def close(self) -> None:
-        if self.win is not None:
-            self.win.close()
-
-    def _clock(self, xtime: int, t: float) -> float:
-        if xtime:  # map X server time onto our clock: minimum observed latency as the offset
-            off = t - xtime / 1000.0
-            self.xoff = off if self.xoff is None else min(self.xoff, off)
-            t = xtime / 1000.0 + self.xoff
-        t = max(t, self.last_t)
-        self.last_t = t
-        return round(t, 4)
-
-    def handle(self, xtime: int, t: float, kind: str, kw: dict[str, Any]) -> None:
-        rec = self.rec
-        t = self._clock(xtime, t)
-        row: dict[str, Any] = {"t": t, "xtime": xtime or None, "kind": kind}
-        if kind in ("key_down", "key_up"):
-            key, char = _key_fields(kw["key"])
-            row.update(key=key, char=char)
-            if key in ("ctrl", "alt", "shift", "super"):
-                (self.held.add if kind == "key_down" else self.held.discard)(key)
-            if kind == "key_down" and self._hotkey(key, char):
-                return
-        else:
-            row.update({k: v for k, v in kw.items() if k != "marker"})
-        if rec.paused.is_set() and kind not in ("pause", "resume"):
-            return
-        data: dict[str, Any] = {}
-        if kind in ("press", "scroll", "key_down"):
-            data["window"] = self._window(t)
-        if kind == "press":
-            self.focus = (-1.0, None)
-            el = self._probe(lambda: rec.probe.element_at(row["x"], row["y"]))
-            if el:
-                data["element"] = el
-                rec.sensitive = [tuple(el["bbox"])] if is_password(el) else []
-        elif kind in ("key_down", "key_up"):
-            focus = self._focused(t)
-            if kind == "key_down" and focus:
-                data["element"] = focus
-            if is_password(focus):
-                mask_event(row)
-                rec.sensitive = [tuple(focus["bbox"])]
-            if row["key"] in ("tab", "enter", "esc"):
-                self.focus = (-1.0, None)
-        if rec.scrub:
-            if row.get("char") and row["char"].isdigit():
-                row["char"] = "#"  # digit runs cannot be judged per key: scrub every digit
-            if "window" in data:
-                data["window"] = {k: scrub_text(v) for k, v in data["window"].items()}
-        frame = rec._frame_before(t)
-        if frame is not None:
-            row["frame"] = frame[0]
-            if self._wants_keyframe(kind, row, t):
-                arr = frame[1]
-                rec.writer.keyframe(frame[0], Image.frombuffer("RGB", (arr.shape[1], arr.shape[0]),
-                                                               np.ascontiguousarray(arr).tobytes(), "raw", "BGRX"))
-        if kind == "key_down":
-            self.last_key_t = t
-        if kind == "scroll":
-            self.last_scroll_t = t
-        if kind != "move" and kind != "key_up":
-            self.last_kind = kind
-        row["data"] = scrub_identity(data) if data else None
-        rec.writer.event(row)
-
-    def _hotkey(self, key: str | None, char: str | None) -> bool:
-        rec = self.rec
-        k = (key or char or "").lower()
-        for combo, action in ((rec.stop_combo, "stop"), (rec.pause_combo, "pause")):
-            mods, last = combo
-            if k == last and mods <= self.held:
-                if action == "stop":
-                    rec.writer.event({"t": self.last_t, "kind": "stop"})
-                    rec.stopped.set()
-                elif rec.paused.is_set():
-                    rec.paused.clear()
-                    rec.writer.event({"t": self.last_t, "kind": "resume"})
-                else:
-                    rec.paused.set()
-                    rec.writer.event({"t": self.last_t, "kind": "pause"})
-                rec.on_status(f"{action} hotkey")
-                return True
-        return False
-
-    def _wants_keyframe(self, kind: str, row: dict[str, Any], t: float) -> bool:
-        if kind == "press":
-            return True
-        if kind == "scroll":
-            return t - self.last_scroll_t > 0.6
-        if kind == "key_down":
-            return (self.last_kind != "key_down" or t - self.last_key_t > 1.0 or bool(self.held - {"shift"})
-                    or row.get("key") in ("enter", "tab", "esc"))
-        return False
-
-    def _probe(self, fn: Callable[[], dict[str, Any] | None]) -> dict[str, Any] | None:
-        if self.rec.probe is None:
-            return None
-        try:
-            return fn()
-        except Exception as e:
-            self.rec.errors.append(f"probe: {e}")
-            return None
-
-    def _focused(self, t: float) -> dict[str, Any] | None:
-        if t - self.focus[0] > FOCUS_TTL_S:
-            self.focus = (t, self._probe(lambda: self.rec.probe.focused()))
-        return self.focus[1]
-
-    def _window(self, t: float) -> dict[str, str]:
-        if self.win is not None and t - self.window[0] > WINDOW_TTL_S:
-            self.window = (t, self.win.active())
-        return self.window[1]

@@ -28,13 +28,17 @@ def record(
     env: str = typer.Option("sandbox:mousepad", "--env", "-e", help=ENV_HELP),
     out: Path = typer.Option(..., "--out", "-o", help="New session directory."),
     task: str = typer.Option("", "--task", "-t", help="What the demonstration does (goes into exports)."),
-    fps: float = typer.Option(5.0, "--fps", help="Frames per second for the video and the pre-action frames."),
+    fps: float = typer.Option(
+        5.0, "--fps", help="Frames per second for the video and the pre-action frames."
+    ),
     duration: float = typer.Option(None, "--duration", "-d", help="Stop after this many seconds."),
     stop_hotkey: str = typer.Option("ctrl+alt+q", help="Hotkey that stops the recording."),
     pause_hotkey: str = typer.Option("ctrl+alt+p", help="Hotkey that pauses / resumes."),
-    scrub: bool = typer.Option(False, "--scrub", help="Also scrub digits and e-mail addresses from window titles."),
+    scrub: bool = typer.Option(
+        False, "--scrub", help="Also scrub digits and e-mail addresses from window titles."
+    ),
 ) -> None:
-    """Record a human demonstration (input events, frames, elements) until the stop hotkey, Ctrl-C or --duration.
+    """Record a human demonstration until the stop hotkey, Ctrl-C / SIGTERM or --duration.
 
     With a sandbox env the desktop is started here; drive it through the printed DISPLAY
     (a VNC viewer, or xdotool). Example: cua record --env sandbox:mousepad --out demo1 --task "type hello"
@@ -50,21 +54,36 @@ def record(
     from recorder.capture import Recorder
 
     try:
-        rec = Recorder(out, target.display, task=task, env_spec=env, fps=fps, probe=target.probe,
-                       x_env=target.x_env, stop_hotkey=stop_hotkey, pause_hotkey=pause_hotkey, scrub=scrub,
-                       on_status=lambda s: console.print(f"[dim]{s}[/]"))
+        rec = Recorder(
+            out,
+            target.display,
+            task=task,
+            env_spec=env,
+            fps=fps,
+            probe=target.probe,
+            x_env=target.x_env,
+            stop_hotkey=stop_hotkey,
+            pause_hotkey=pause_hotkey,
+            scrub=scrub,
+            on_status=lambda s: console.print(f"[dim]{s}[/]"),
+        )
         rec.start()
     except RecordingError as e:
         target.close()
         _fail(str(e))
-    stop = lambda *_: rec.stopped.set()  # noqa: E731
+    def stop(*_):
+        return rec.stopped.set()
     old = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
     print(f"DISPLAY={target.display}", flush=True)
-    console.print(f"recording [bold]{env}[/] on DISPLAY={target.display} into {out}; stop with {stop_hotkey}, "
-                  f"Ctrl-C or SIGTERM (pause: {pause_hotkey})")
+    console.print(
+        f"recording [bold]{env}[/] on DISPLAY={target.display} into {out}; stop with {stop_hotkey}, "
+        f"Ctrl-C or SIGTERM (pause: {pause_hotkey})"
+    )
     try:
         with console.status("recording...") as status:
-            while not rec.stopped.wait(1.0 if duration is None else min(1.0, max(0.01, duration - rec.now()))):
+            while not rec.stopped.wait(
+                1.0 if duration is None else min(1.0, max(0.01, duration - rec.now()))
+            ):
                 if duration is not None and rec.now() >= duration:
                     break
                 c = rec.writer.counts
@@ -74,14 +93,18 @@ def record(
         for s, h in old.items():
             signal.signal(s, h)
         target.close()
-    console.print(f"saved {out}: {stats['events']} events, {stats['frames']} frames, "
-                  f"{stats['keyframes']} keyframes; complete in {stats['stop_to_complete_s']:.3f}s after stop")
+    console.print(
+        f"saved {out}: {stats['events']} events, {stats['frames']} frames, "
+        f"{stats['keyframes']} keyframes; complete in {stats['stop_to_complete_s']:.3f}s after stop"
+    )
     print(json.dumps({"out": str(out), **{k: v for k, v in stats.items() if isinstance(v, (int, float))}}))
 
 
 def replay(
     path: Path = typer.Argument(..., help="A recording (cua record) or trajectory directory."),
-    env: str = typer.Option(None, "--env", "-e", help="Where to replay; default: the env it was recorded on."),
+    env: str = typer.Option(
+        None, "--env", "-e", help="Where to replay; default: the env it was recorded on."
+    ),
     out: Path = typer.Option(None, "--out", "-o", help="Also write the replay as a trajectory here."),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 when any step's effect differs, too."),
 ) -> None:
@@ -116,8 +139,14 @@ def replay(
         table.add_column(col)
     mark = {True: "[green]yes[/]", False: "[red]no[/]", None: "-"}
     for s in report.steps:
-        table.add_row(str(s.index), s.action[:60], s.method, mark[s.element_found], mark[s.same_effect],
-                      mark[s.ok] + (f" {s.error}" if s.error else ""))
+        table.add_row(
+            str(s.index),
+            s.action[:60],
+            s.method,
+            mark[s.element_found],
+            mark[s.same_effect],
+            mark[s.ok] + (f" {s.error}" if s.error else ""),
+        )
     console.print(table)
     print(json.dumps(report.to_json()))
     if not report.ok or (strict and not report.same_effect):
@@ -130,11 +159,15 @@ def export(
     out: Path = typer.Option(None, "--out", "-o", help="Output directory (not used by --format skill)."),
     skills: Path = typer.Option(None, "--skills", help="Skill library database (for --format skill)."),
     name: str = typer.Option(None, "--name", help="Skill name (default: from the task)."),
-    verify: bool = typer.Option(True, "--verify/--no-verify", help="Replay a new skill on a fresh env to verify it."),
+    verify: bool = typer.Option(
+        True, "--verify/--no-verify", help="Replay a new skill on a fresh env to verify it."
+    ),
     env: str = typer.Option(None, "--env", "-e", help="Env to verify skills on; default: the recorded one."),
     val: float = typer.Option(0.1, "--val", help="Validation fraction for datasets."),
     seed: int = typer.Option(0, "--seed", help="Seed of the train/validation split."),
-    scrub: bool = typer.Option(False, "--scrub", help="Scrub e-mail addresses and long digit runs from text."),
+    scrub: bool = typer.Option(
+        False, "--scrub", help="Scrub e-mail addresses and long digit runs from text."
+    ),
 ) -> None:
     """Export demonstrations as trajectories, fine-tuning datasets, or verified skills.
 
@@ -158,7 +191,9 @@ def export(
     print(json.dumps({"out": str(out), **result}))
 
 
-def _export_skills(paths: list[Path], db: Path | None, name: str | None, verify: bool, env: str | None) -> None:
+def _export_skills(
+    paths: list[Path], db: Path | None, name: str | None, verify: bool, env: str | None
+) -> None:
     from cua.env import EnvError
     from recorder.demo import load_demo
     from recorder.export import induce_skill, verify_skill
@@ -178,7 +213,11 @@ def _export_skills(paths: list[Path], db: Path | None, name: str | None, verify:
                 spec = env or demo.env
                 if not spec:
                     _fail(f"{p} does not say which env it was recorded on; pass --env to verify")
-                opts = {"size": tuple(demo.screen_size)} if demo.screen_size and spec.startswith("sandbox:") else {}
+                opts = (
+                    {"size": tuple(demo.screen_size)}
+                    if demo.screen_size and spec.startswith("sandbox:")
+                    else {}
+                )
                 try:
                     res = verify_skill(skill, lib, spec, **opts)
                     error = res.error
@@ -186,9 +225,11 @@ def _export_skills(paths: list[Path], db: Path | None, name: str | None, verify:
                     lib.record_run(skill.name, False)
                     error = str(e)
                 status = lib.get(skill.name).status
-            console.print(f"skill [bold]{skill.name}[/] v{skill.version} ({len(skill.steps)} steps, "
-                          f"parameters {[q.name for q in skill.parameters]}): {status}"
-                          + (f" - {error}" if error else ""))
+            console.print(
+                f"skill [bold]{skill.name}[/] v{skill.version} ({len(skill.steps)} steps, "
+                f"parameters {[q.name for q in skill.parameters]}): {status}"
+                + (f" - {error}" if error else "")
+            )
             rows.append({"name": skill.name, "version": skill.version, "status": status, "error": error})
     print(json.dumps({"skills": rows}))
     if verify and any(r["status"] != "verified" for r in rows):

@@ -6,9 +6,10 @@ short by a kill) and on agent/exported trajectories alike.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from PIL import Image
@@ -59,8 +60,10 @@ def load_demo(path: Path | str) -> Demo:
         return _from_recording(path)
     if (path / "meta.json").exists():
         return _from_trajectory(path)
-    raise RecordingError(f"{path} is neither a recording (manifest.json) nor a trajectory (meta.json); "
-                         "record one with `cua record --env sandbox:mousepad --out DIR`")
+    raise RecordingError(
+        f"{path} is neither a recording (manifest.json) nor a trajectory (meta.json); "
+        "record one with `cua record --env sandbox:mousepad --out DIR`"
+    )
 
 
 def _from_recording(path: Path) -> Demo:
@@ -83,15 +86,34 @@ def _from_recording(path: Path) -> Demo:
 
     steps = []
     for i, a in enumerate(reduce_events(events)):
-        steps.append(DemoStep(index=i, action=a.action, element=a.element, to_element=a.extra.get("to_element"),
-                              window=a.window, t=a.t, events=a.events, masked=a.masked, _frame=loader(a.frame)))
+        steps.append(
+            DemoStep(
+                index=i,
+                action=a.action,
+                element=a.element,
+                to_element=a.extra.get("to_element"),
+                window=a.window,
+                t=a.t,
+                events=a.events,
+                masked=a.masked,
+                _frame=loader(a.frame),
+            )
+        )
     end = next((e for e in reversed(events) if e["kind"] == "end"), None)
     last_frame = s.frames()[-1]["seq"] if s.frames() else None
     m = s.manifest
     size = tuple(m["screen_size"]) if m.get("screen_size") else None
-    return Demo(path=path, kind="recording", task=m.get("task", ""), env=m.get("env", ""), screen_size=size,
-                complete=s.complete, steps=steps, end_window=(end or {}).get("data", {}).get("window"),
-                end_frame=loader((end or {}).get("frame", last_frame)))
+    return Demo(
+        path=path,
+        kind="recording",
+        task=m.get("task", ""),
+        env=m.get("env", ""),
+        screen_size=size,
+        complete=s.complete,
+        steps=steps,
+        end_window=(end or {}).get("data", {}).get("window"),
+        end_frame=loader((end or {}).get("frame", last_frame)),
+    )
 
 
 def _from_trajectory(path: Path) -> Demo:
@@ -107,19 +129,40 @@ def _from_trajectory(path: Path) -> Demo:
         except ActionParseError:
             continue
         els = st.elements or []
-        frame = (lambda p=path / st.frame: Image.open(p).convert("RGB") if p.exists() else None) if st.frame else None
-        steps.append(DemoStep(index=len(steps), action=action, element=els[0] if els else None,
-                              to_element=st.extra.get("to_element"), window=st.extra.get("window"), t=st.t,
-                              events=st.extra.get("events", []), masked=bool(st.extra.get("masked")),
-                              _frame=frame))
+        frame = (
+            (lambda p=path / st.frame: Image.open(p).convert("RGB") if p.exists() else None)
+            if st.frame
+            else None
+        )
+        steps.append(
+            DemoStep(
+                index=len(steps),
+                action=action,
+                element=els[0] if els else None,
+                to_element=st.extra.get("to_element"),
+                window=st.extra.get("window"),
+                t=st.t,
+                events=st.extra.get("events", []),
+                masked=bool(st.extra.get("masked")),
+                _frame=frame,
+            )
+        )
     m = tr.meta
     end_frame = None
     if (path / "frames" / "final.png").exists():
-        end_frame = lambda: Image.open(path / "frames" / "final.png").convert("RGB")  # noqa: E731
-    return Demo(path=path, kind="trajectory", task=m.task, env=m.env,
-                screen_size=tuple(m.screen_size) if m.screen_size else None,
-                complete=m.outcome not in (None, "unfinished"), steps=steps,
-                end_window=m.extra.get("end_window"), end_frame=end_frame)
+        def end_frame():
+            return Image.open(path / "frames" / "final.png").convert("RGB")
+    return Demo(
+        path=path,
+        kind="trajectory",
+        task=m.task,
+        env=m.env,
+        screen_size=tuple(m.screen_size) if m.screen_size else None,
+        complete=m.outcome not in (None, "unfinished"),
+        steps=steps,
+        end_window=m.extra.get("end_window"),
+        end_frame=end_frame,
+    )
 
 
 def screen_changed(a: Image.Image | None, b: Image.Image | None, frac: float = 0.0005) -> bool | None:

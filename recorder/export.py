@@ -16,8 +16,9 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from cua.actions import Action
 from recorder.demo import Demo, load_demo
@@ -25,8 +26,10 @@ from recorder.privacy import scrub_text
 from recorder.store import RecordingError
 
 FORMATS = ("trajectory", "openai-chat", "qwen-vl", "skill")
-SYSTEM_PROMPT = ("You are a computer-use agent. Given the task, the previous actions and a screenshot, "
-                 "reply with the next action as one call, e.g. click(x=10, y=20) or type(text=\"hi\").")
+SYSTEM_PROMPT = (
+    "You are a computer-use agent. Given the task, the previous actions and a screenshot, "
+    'reply with the next action as one call, e.g. click(x=10, y=20) or type(text="hi").'
+)
 HISTORY = 5
 
 
@@ -35,12 +38,16 @@ def uitars_action(action: Action) -> str:
     """The UI-TARS action string for one of our actions (cua.action_formats parses it back)."""
     d = action.to_json()
     k = d["kind"]
-    box = (lambda x, y: f"'({x},{y})'")
+    def box(x, y):
+        return f"'({x},{y})'"
     if k == "click":
         if d.get("button") == "right":
             return f"right_single(start_box={box(d['x'], d['y'])})"
-        return f"click(start_box={box(d['x'], d['y'])})" if d.get("clicks", 1) == 1 else \
-            f"left_triple(start_box={box(d['x'], d['y'])})"
+        return (
+            f"click(start_box={box(d['x'], d['y'])})"
+            if d.get("clicks", 1) == 1
+            else f"left_triple(start_box={box(d['x'], d['y'])})"
+        )
     if k == "double_click":
         return f"left_double(start_box={box(d['x'], d['y'])})"
     if k == "right_click":
@@ -81,14 +88,28 @@ def export_trajectory(demo: Demo, out: Path, scrub: bool = False, report: bool =
 
     if (out / "meta.json").exists():
         raise RecordingError(f"{out} already holds a trajectory; choose a new --out directory")
-    meta = TrajectoryMeta(task=demo.task, env=demo.env, model="human", source="demonstration",
-                          screen_size=demo.screen_size,
-                          extra={"recording": demo.name, "complete": demo.complete, "end_window": demo.end_window})
+    meta = TrajectoryMeta(
+        task=demo.task,
+        env=demo.env,
+        model="human",
+        source="demonstration",
+        screen_size=demo.screen_size,
+        extra={"recording": demo.name, "complete": demo.complete, "end_window": demo.end_window},
+    )
     w = TrajectoryWriter(out, meta)
     for st in demo.steps:
-        w.add(image=st.frame(), action=_scrubbed(st.action, scrub).to_json(),
-              elements=[st.element] if st.element else None, t=st.t,
-              extra={"events": st.events, "window": st.window, "masked": st.masked, "to_element": st.to_element})
+        w.add(
+            image=st.frame(),
+            action=_scrubbed(st.action, scrub).to_json(),
+            elements=[st.element] if st.element else None,
+            t=st.t,
+            extra={
+                "events": st.events,
+                "window": st.window,
+                "masked": st.masked,
+                "to_element": st.to_element,
+            },
+        )
     if demo.end_frame is not None:
         img = demo.end_frame()
         if img is not None:
@@ -123,8 +144,14 @@ def _split(demos: list[Demo], n_steps: list[int], val_fraction: float, seed: int
     return [[j in val for j in range(n)]]
 
 
-def export_dataset(demos: Iterable[Demo], out: Path, layout: str, val_fraction: float = 0.1, seed: int = 0,
-                   scrub: bool = False) -> dict[str, Any]:
+def export_dataset(
+    demos: Iterable[Demo],
+    out: Path,
+    layout: str,
+    val_fraction: float = 0.1,
+    seed: int = 0,
+    scrub: bool = False,
+) -> dict[str, Any]:
     """Write train.jsonl / val.jsonl / images/ / README.md under `out`; returns the counts."""
     if layout not in ("openai-chat", "qwen-vl"):
         raise RecordingError(f"unknown dataset layout {layout!r}; use openai-chat or qwen-vl")
@@ -155,15 +182,29 @@ def export_dataset(demos: Iterable[Demo], out: Path, layout: str, val_fraction: 
                 task = scrub_text(demo.task) if scrub else demo.task
                 sid = f"{ep:03d}_{slug}_{st.index:04d}"
                 if layout == "openai-chat":
-                    rec = {"id": sid, "messages": [
-                        {"role": "system", "content": SYSTEM_PROMPT},
-                        {"role": "user", "content": [{"type": "text", "text": _user_text(task, history)},
-                                                     {"type": "image_url", "image_url": {"url": rel}}]},
-                        {"role": "assistant", "content": target}]}
+                    rec = {
+                        "id": sid,
+                        "messages": [
+                            {"role": "system", "content": SYSTEM_PROMPT},
+                            {
+                                "role": "user",
+                                "content": [
+                                    {"type": "text", "text": _user_text(task, history)},
+                                    {"type": "image_url", "image_url": {"url": rel}},
+                                ],
+                            },
+                            {"role": "assistant", "content": target},
+                        ],
+                    }
                 else:
-                    rec = {"id": sid, "image": rel, "conversations": [
-                        {"from": "human", "value": "<image>\n" + _user_text(task, history)},
-                        {"from": "gpt", "value": f"Action: {target}"}]}
+                    rec = {
+                        "id": sid,
+                        "image": rel,
+                        "conversations": [
+                            {"from": "human", "value": "<image>\n" + _user_text(task, history)},
+                            {"from": "gpt", "value": f"Action: {target}"},
+                        ],
+                    }
                 split = "val" if v else "train"
                 files[split].write(json.dumps(rec, ensure_ascii=False) + "\n")
                 counts[split] += 1
@@ -175,40 +216,53 @@ def export_dataset(demos: Iterable[Demo], out: Path, layout: str, val_fraction: 
     return counts
 
 
-def _write_card(out: Path, layout: str, demos: list[Demo], counts: dict[str, int], sizes: set, val: float,
-                seed: int, scrub: bool) -> None:
-    example = (out / "train.jsonl").read_text().splitlines()[:1] or (out / "val.jsonl").read_text().splitlines()[:1]
+def _write_card(
+    out: Path,
+    layout: str,
+    demos: list[Demo],
+    counts: dict[str, int],
+    sizes: set,
+    val: float,
+    seed: int,
+    scrub: bool,
+) -> None:
+    example = (out / "train.jsonl").read_text().splitlines()[:1] or (
+        out / "val.jsonl"
+    ).read_text().splitlines()[:1]
     kinds: dict[str, int] = {}
     for d in demos:
         for s in d.steps:
             kinds[s.action.kind] = kinds.get(s.action.kind, 0) + 1
-    target = ("the assistant message is our action call string (cua.actions.parse_action reads it)"
-              if layout == "openai-chat" else
-              "the gpt turn is a UI-TARS action string `Action: ...` in absolute pixel coordinates of the image")
+    target = (
+        "the assistant message is our action call string (parse_action reads it)"
+        if layout == "openai-chat"
+        else "the gpt turn is a UI-TARS action string `Action: ...` in absolute pixel coordinates of the image"
+    )
     card = f"""# cua demonstration dataset ({layout})
 
 Human demonstrations recorded with `cua record` and exported with `cua export --format {layout}`.
 
 | split | samples |
 |---|---|
-| train | {counts['train']} |
-| validation | {counts['val']} |
+| train | {counts["train"]} |
+| validation | {counts["val"]} |
 
-- Episodes: {len(demos)} ({', '.join(d.name for d in demos)}); tasks: {sorted({d.task for d in demos if d.task})}
-- Split: {'by episode' if len(demos) >= 2 else 'by step'}, validation fraction {val}, seed {seed}
+- Episodes: {len(demos)} ({", ".join(d.name for d in demos)})
+- Tasks: {sorted({d.task for d in demos if d.task})}
+- Split: {"by episode" if len(demos) >= 2 else "by step"}, validation fraction {val}, seed {seed}
 - Action kinds: {kinds}
 - Images: PNG pre-action frames, sizes {sorted(sizes)}; one image per sample
 - Target: {target}
 - Files: `train.jsonl`, `val.jsonl`, `images/`
 - Privacy: keys typed into password fields are masked and those fields blurred at capture;
-  e-mail/digit scrubbing {'applied' if scrub else 'not applied'}; no host, user or MAC in metadata.
+  e-mail/digit scrubbing {"applied" if scrub else "not applied"}; no host, user or MAC in metadata.
   Review images before sharing: other on-screen content is kept as recorded.
-- Steps without a stored frame were skipped: {counts['skipped_no_frame']}
+- Steps without a stored frame were skipped: {counts["skipped_no_frame"]}
 
 Example record:
 
 ```json
-{example[0] if example else '{}'}
+{example[0] if example else "{}"}
 ```
 """
     (out / "README.md").write_text(card)
@@ -241,8 +295,13 @@ def induce_skill(demo: Demo, name: str | None = None, app: str | None = None) ->
             continue
         if d["kind"] == "type":
             pname = "text" if not params else f"text{len(params) + 1}"
-            params.append(SkillParam(name=pname, description="typed text" + (" (secret)" if st.masked else ""),
-                                     default=None if st.masked else d["text"]))
+            params.append(
+                SkillParam(
+                    name=pname,
+                    description="typed text" + (" (secret)" if st.masked else ""),
+                    default=None if st.masked else d["text"],
+                )
+            )
             d["text"] = "{" + pname + "}"
         tgt = _target(st.element)
         if tgt and "x" in d:
@@ -256,10 +315,22 @@ def induce_skill(demo: Demo, name: str | None = None, app: str | None = None) ->
         steps.append(SkillStep(action=d, note=note))
     app = app or _app_of(demo)
     title = (demo.end_window or {}).get("title") or None
-    base = name or re.sub(r"[^a-z0-9]+", "_", (demo.task or demo.name).lower()).strip("_")[:48] or "demonstration"
-    return Skill(name=base, app=app, description=demo.task or f"demonstrated in {demo.name}",
-                 when_to_use=demo.task or "", parameters=params, steps=steps, provenance="demonstrated",
-                 postcondition=Condition(window_title=title), extra={"recording": demo.name, "env": demo.env})
+    base = (
+        name
+        or re.sub(r"[^a-z0-9]+", "_", (demo.task or demo.name).lower()).strip("_")[:48]
+        or "demonstration"
+    )
+    return Skill(
+        name=base,
+        app=app,
+        description=demo.task or f"demonstrated in {demo.name}",
+        when_to_use=demo.task or "",
+        parameters=params,
+        steps=steps,
+        provenance="demonstrated",
+        postcondition=Condition(window_title=title),
+        extra={"recording": demo.name, "env": demo.env},
+    )
 
 
 def _app_of(demo: Demo) -> str:
@@ -288,8 +359,13 @@ def export_any(paths: list[Path], fmt: str, out: Path, **kw: Any) -> dict[str, A
     if fmt == "trajectory":
         if len(demos) == 1:
             return {"trajectories": [str(export_trajectory(demos[0], out, scrub=kw.get("scrub", False)))]}
-        return {"trajectories": [str(export_trajectory(d, out / d.name, scrub=kw.get("scrub", False)))
-                                 for d in demos]}
+        return {
+            "trajectories": [
+                str(export_trajectory(d, out / d.name, scrub=kw.get("scrub", False))) for d in demos
+            ]
+        }
     if fmt in ("openai-chat", "qwen-vl"):
-        return export_dataset(demos, out, fmt, kw.get("val_fraction", 0.1), kw.get("seed", 0), kw.get("scrub", False))
+        return export_dataset(
+            demos, out, fmt, kw.get("val_fraction", 0.1), kw.get("seed", 0), kw.get("scrub", False)
+        )
     raise RecordingError(f"unknown export format {fmt!r}; use one of {', '.join(FORMATS)}")

@@ -90,11 +90,15 @@ def open_target(spec: str) -> RecordTarget:
     if kind == "desktop":
         disp = os.environ.get("DISPLAY")
         if not disp:
-            raise RecordingError("--env desktop records the current X display, but $DISPLAY is not set; "
-                                 "set DISPLAY or use --env sandbox:APP")
+            raise RecordingError(
+                "--env desktop records the current X display, but $DISPLAY is not set; "
+                "set DISPLAY or use --env sandbox:APP"
+            )
         return RecordTarget(disp, {}, A11yProbe(None), None)
     if kind in ("browser", "remote"):
-        raise RecordingError(f"recording {kind}: envs is not supported here; record a browser on a desktop "
-                             "(--env 'sandbox:chromium --no-sandbox URL'), or use the guest's /recording API "
-                             "for a remote desktop")
+        raise RecordingError(
+            f"recording {kind}: envs is not supported here; record a browser on a desktop "
+            "(--env 'sandbox:chromium --no-sandbox URL'), or use the guest's /recording API "
+            "for a remote desktop"
+        )
     raise RecordingError(f"unknown env {spec!r}; use sandbox:APP or desktop")

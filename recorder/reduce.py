@@ -13,8 +13,9 @@ element under the pointer or in focus), `window` ({title, app}).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from cua.actions import Action, Click, DoubleClick, Drag, Hotkey, Key, Move, RightClick, Scroll, Type
 
@@ -44,8 +45,16 @@ class ReducedAction:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {"action": self.action.to_json(), "events": self.events, "t": self.t, "frame": self.frame,
-                "element": self.element, "window": self.window, "clicks": self.clicks, "masked": self.masked}
+        return {
+            "action": self.action.to_json(),
+            "events": self.events,
+            "t": self.t,
+            "frame": self.frame,
+            "element": self.element,
+            "window": self.window,
+            "clicks": self.clicks,
+            "masked": self.masked,
+        }
 
 
 def _data(ev: dict[str, Any]) -> dict[str, Any]:
@@ -72,14 +81,28 @@ class _Reducer:
     # -- helpers ---------------------------------------------------------------------
     def emit(self, action: Action, events: list[int], first: dict[str, Any], **kw: Any) -> None:
         d = _data(first)
-        self.out.append(ReducedAction(action=action, events=sorted(events), t=first["t"], frame=first.get("frame"),
-                                      element=kw.pop("element", d.get("element")), window=d.get("window"), **kw))
+        self.out.append(
+            ReducedAction(
+                action=action,
+                events=sorted(events),
+                t=first["t"],
+                frame=first.get("frame"),
+                element=kw.pop("element", d.get("element")),
+                window=d.get("window"),
+                **kw,
+            )
+        )
 
     def flush_text(self) -> None:
         if self.text_first is not None:
             seqs = sorted({s for _, ss in self.text for s in ss} | set(self.text_extra))
             if self.text:
-                self.emit(Type(text="".join(c for c, _ in self.text)), seqs, self.text_first, masked=self.text_masked)
+                self.emit(
+                    Type(text="".join(c for c, _ in self.text)),
+                    seqs,
+                    self.text_first,
+                    masked=self.text_masked,
+                )
             elif self.text_extra:  # everything typed was erased: keep the erasing keys out of the script
                 pass
         self.text, self.text_first, self.text_masked, self.text_extra = [], None, False, []
@@ -152,8 +175,10 @@ class _Reducer:
             self.flush_scroll()
             c = self.pending_click
             if c is not None and not (
-                c["button"] == ev["button"] and ev["t"] - c["t"] <= DOUBLE_CLICK_S
-                and abs(ev["x"] - c["x"]) <= DOUBLE_CLICK_PX and abs(ev["y"] - c["y"]) <= DOUBLE_CLICK_PX
+                c["button"] == ev["button"]
+                and ev["t"] - c["t"] <= DOUBLE_CLICK_S
+                and abs(ev["x"] - c["x"]) <= DOUBLE_CLICK_PX
+                and abs(ev["y"] - c["y"]) <= DOUBLE_CLICK_PX
             ):
                 self.flush_click()
             self.press = {**ev, "carried": carried}
@@ -167,25 +192,47 @@ class _Reducer:
             if self.dragging:
                 self.flush_click()
                 to_el = _data(ev).get("element")
-                self.emit(Drag(x=p["x"], y=p["y"], to_x=ev["x"], to_y=ev["y"]), seqs, p,
-                          extra={"to_element": to_el} if to_el else {})
+                self.emit(
+                    Drag(x=p["x"], y=p["y"], to_x=ev["x"], to_y=ev["y"]),
+                    seqs,
+                    p,
+                    extra={"to_element": to_el} if to_el else {},
+                )
             elif self.pending_click is not None:
                 c = self.pending_click
                 c["count"] += 1
                 c["events"] += seqs
                 c["t"] = p["t"]
             else:
-                self.pending_click = {"x": p["x"], "y": p["y"], "button": p["button"], "count": 1,
-                                      "events": seqs, "t": p["t"], "first": p}
+                self.pending_click = {
+                    "x": p["x"],
+                    "y": p["y"],
+                    "button": p["button"],
+                    "count": 1,
+                    "events": seqs,
+                    "t": p["t"],
+                    "first": p,
+                }
         elif kind == "scroll":
             self.flush_click()
             s = self.scroll
-            if s is not None and (ev["t"] - s["t"] > SCROLL_GAP_S or abs(ev["x"] - s["x"]) > SCROLL_PX
-                                  or abs(ev["y"] - s["y"]) > SCROLL_PX):
+            if s is not None and (
+                ev["t"] - s["t"] > SCROLL_GAP_S
+                or abs(ev["x"] - s["x"]) > SCROLL_PX
+                or abs(ev["y"] - s["y"]) > SCROLL_PX
+            ):
                 self.flush_scroll()
                 s = None
             if s is None:
-                self.scroll = s = {"x": ev["x"], "y": ev["y"], "dx": 0, "dy": 0, "events": [], "first": ev, "t": ev["t"]}
+                self.scroll = s = {
+                    "x": ev["x"],
+                    "y": ev["y"],
+                    "dx": 0,
+                    "dy": 0,
+                    "events": [],
+                    "first": ev,
+                    "t": ev["t"],
+                }
             s["dx"] += ev.get("dx") or 0
             s["dy"] += ev.get("dy") or 0
             s["events"] += carried + [ev["seq"]]

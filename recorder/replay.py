@@ -8,9 +8,10 @@ effect followed (the screen changed, or not, as in the recording; the window tit
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from cua.actions import Action, Target, scale_action
 from cua.env.base import EnvError
@@ -49,11 +50,18 @@ class ReplayReport:
         return all(s.same_effect is not False for s in self.steps)
 
     def to_json(self) -> dict[str, Any]:
-        return {"source": self.source, "env": self.env, "ok": self.ok, "same_effect": self.same_effect,
-                "steps": [asdict(s) for s in self.steps]}
+        return {
+            "source": self.source,
+            "env": self.env,
+            "ok": self.ok,
+            "same_effect": self.same_effect,
+            "steps": [asdict(s) for s in self.steps],
+        }
 
 
-def _find(env: Any, obs: Observation, el: dict[str, Any] | None) -> tuple[Observation, tuple[int, int] | None, str, bool | None]:
+def _find(
+    env: Any, obs: Observation, el: dict[str, Any] | None
+) -> tuple[Observation, tuple[int, int] | None, str, bool | None]:
     """Locate a recorded element in fresh observations: (obs, point, method, same element found)."""
     if not el:
         return obs, None, "coordinates", None
@@ -89,8 +97,9 @@ def _expected(demo: Demo, i: int) -> tuple[bool | None, str | None]:
     return screen_changed(st.frame(), after), (title or None)
 
 
-def replay_demo(demo: Demo, env: Any, on_step: Callable[[StepReport], None] | None = None,
-                writer: Any = None) -> ReplayReport:
+def replay_demo(
+    demo: Demo, env: Any, on_step: Callable[[StepReport], None] | None = None, writer: Any = None
+) -> ReplayReport:
     """Run every step of `demo` on `env`; never raises for a failing step (it is reported)."""
     reports: list[StepReport] = []
     obs = env.observe()
@@ -101,9 +110,13 @@ def replay_demo(demo: Demo, env: Any, on_step: Callable[[StepReport], None] | No
         obs = rep[1]
         reports.append(rep[0])
         if writer is not None:
-            writer.add(image=rep[2], action=rep[3].to_json() if rep[3] else None, result={"ok": rep[0].ok,
-                       "error": rep[0].error}, elements=[st.element] if st.element else None,
-                       extra={"replay": asdict(rep[0])})
+            writer.add(
+                image=rep[2],
+                action=rep[3].to_json() if rep[3] else None,
+                result={"ok": rep[0].ok, "error": rep[0].error},
+                elements=[st.element] if st.element else None,
+                extra={"replay": asdict(rep[0])},
+            )
         if on_step:
             on_step(rep[0])
     return ReplayReport(source=str(demo.path), env=getattr(env, "name", ""), steps=reports)
@@ -135,17 +148,30 @@ def _replay_step(demo: Demo, i: int, st: DemoStep, env: Any, obs: Observation, s
     exp_change, exp_title = _expected(demo, i)
     changed = screen_changed(before_img, after.image() if after.screenshot is not None else None)
     title_ok = (exp_title == after.window_title) if exp_title and after.window_title is not None else None
-    checks = [c for c in ((None if exp_change is None or changed is None else exp_change == changed), title_ok)
-              if c is not None]
+    checks = [
+        c
+        for c in ((None if exp_change is None or changed is None else exp_change == changed), title_ok)
+        if c is not None
+    ]
     same = all(checks) if checks else None
-    rep = StepReport(index=i, action=action.to_call(), method=method, element_found=found,
-                     expected_change=exp_change, changed=changed, title_ok=title_ok,
-                     same_effect=same if ok else False, ok=ok, error=err)
+    rep = StepReport(
+        index=i,
+        action=action.to_call(),
+        method=method,
+        element_found=found,
+        expected_change=exp_change,
+        changed=changed,
+        title_ok=title_ok,
+        same_effect=same if ok else False,
+        ok=ok,
+        error=err,
+    )
     return rep, after, before_img, action
 
 
-def replay_path(path: Path | str, env: Any, out: Path | None = None,
-                on_step: Callable[[StepReport], None] | None = None) -> ReplayReport:
+def replay_path(
+    path: Path | str, env: Any, out: Path | None = None, on_step: Callable[[StepReport], None] | None = None
+) -> ReplayReport:
     """Load a recording/trajectory and replay it; with `out`, also write a replay trajectory there."""
     from recorder.demo import load_demo
 
@@ -154,10 +180,17 @@ def replay_path(path: Path | str, env: Any, out: Path | None = None,
     if out is not None:
         from cua.trajectory import TrajectoryMeta, TrajectoryWriter
 
-        writer = TrajectoryWriter(out, TrajectoryMeta(task=demo.task, env=getattr(env, "name", demo.env),
-                                                      model="replay", source="replay",
-                                                      screen_size=demo.screen_size,
-                                                      extra={"replayed": str(Path(path))}))
+        writer = TrajectoryWriter(
+            out,
+            TrajectoryMeta(
+                task=demo.task,
+                env=getattr(env, "name", demo.env),
+                model="replay",
+                source="replay",
+                screen_size=demo.screen_size,
+                extra={"replayed": str(Path(path))},
+            ),
+        )
     report = replay_demo(demo, env, on_step, writer)
     if writer is not None:
         writer.finish("success" if report.ok and report.same_effect else "failure", replay=report.to_json())

@@ -20,15 +20,31 @@ import queue
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from PIL import Image
 
 FORMAT = "cua-recording"
 VERSION = 1
-EVENT_FIELDS = ("seq", "t", "xtime", "kind", "x", "y", "button", "key", "char", "dx", "dy", "frame", "masked", "data")
+EVENT_FIELDS = (
+    "seq",
+    "t",
+    "xtime",
+    "kind",
+    "x",
+    "y",
+    "button",
+    "key",
+    "char",
+    "dx",
+    "dy",
+    "frame",
+    "masked",
+    "data",
+)
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
   seq INTEGER PRIMARY KEY, t REAL NOT NULL, xtime INTEGER, kind TEXT NOT NULL,
@@ -59,8 +75,13 @@ class SessionWriter:
         if (self.dir / "manifest.json").exists():
             raise RecordingError(f"{self.dir} already holds a recording; choose a new --out directory")
         (self.dir / "keyframes").mkdir(parents=True, exist_ok=True)
-        self.manifest = {"format": FORMAT, "version": VERSION, "complete": False,
-                         "clock": "seconds on one monotonic clock since the start", **manifest}
+        self.manifest = {
+            "format": FORMAT,
+            "version": VERSION,
+            "complete": False,
+            "clock": "seconds on one monotonic clock since the start",
+            **manifest,
+        }
         atomic_write_json(self.dir / "manifest.json", self.manifest)
         self.commit_s = commit_s
         self._q: queue.Queue = queue.Queue()
@@ -126,8 +147,10 @@ class SessionWriter:
                     vals = {k: row.get(k) for k in EVENT_FIELDS if k != "seq"}
                     vals["data"] = json.dumps(data) if isinstance(data, dict) else data
                     vals["masked"] = int(bool(row.get("masked")))
-                    db.execute(f"INSERT INTO events ({','.join(vals)}) VALUES ({','.join('?' * len(vals))})",
-                               tuple(vals.values()))
+                    db.execute(
+                        f"INSERT INTO events ({','.join(vals)}) VALUES ({','.join('?' * len(vals))})",
+                        tuple(vals.values()),
+                    )
                     self.counts["events"] += 1
                 elif kind == "frame":
                     db.execute("INSERT OR IGNORE INTO frames (seq, t) VALUES (?, ?)", (row["seq"], row["t"]))
@@ -158,16 +181,25 @@ class VideoWriter:
         import av
 
         self.path = path
-        self.container = av.open(str(path), mode="w", format="mp4",
-                                 options={"movflags": "frag_keyframe+empty_moov+default_base_moof",
-                                          "flush_packets": "1"})
+        self.container = av.open(
+            str(path),
+            mode="w",
+            format="mp4",
+            options={"movflags": "frag_keyframe+empty_moov+default_base_moof", "flush_packets": "1"},
+        )
         rate = Fraction(fps).limit_denominator(1000)
         self.stream = self.container.add_stream("libx264", rate=rate)
         self.stream.width, self.stream.height = size[0] - size[0] % 2, size[1] - size[1] % 2
         self.stream.pix_fmt = "yuv420p"
         gop = max(1, round(fps))
-        self.stream.options = {"preset": "ultrafast", "crf": str(crf), "g": str(gop), "keyint_min": str(gop),
-                               "tune": "stillimage", "threads": "1"}
+        self.stream.options = {
+            "preset": "ultrafast",
+            "crf": str(crf),
+            "g": str(gop),
+            "keyint_min": str(gop),
+            "tune": "stillimage",
+            "threads": "1",
+        }
         self.stream.codec_context.time_base = Fraction(1, 1000)
         self.count = 0
 
@@ -196,12 +228,16 @@ class Session:
         self.dir = Path(directory)
         mp = self.dir / "manifest.json"
         if not mp.exists():
-            raise RecordingError(f"{self.dir} is not a recording (no manifest.json); record one with `cua record`")
+            raise RecordingError(
+                f"{self.dir} is not a recording (no manifest.json); record one with `cua record`"
+            )
         self.manifest = json.loads(mp.read_text())
         if self.manifest.get("format") != FORMAT:
             raise RecordingError(f"{mp} is not a {FORMAT} manifest")
         if self.manifest.get("version", 0) > VERSION:
-            raise RecordingError(f"{self.dir} has format version {self.manifest['version']}; this cua reads <= {VERSION}")
+            raise RecordingError(
+                f"{self.dir} has format version {self.manifest['version']}; this cua reads <= {VERSION}"
+            )
 
     @property
     def complete(self) -> bool:

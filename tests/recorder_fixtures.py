@@ -5,17 +5,31 @@ from __future__ import annotations
 import os
 import select
 import subprocess
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 
 @contextmanager
 def xvfb(size: tuple[int, int] = (1280, 800)) -> Iterator[str]:
     """A fresh Xvfb with the RECORD extension on a free display number; killed on exit."""
     r, w = os.pipe()
-    proc = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", f"{size[0]}x{size[1]}x24",
-                             "-nolisten", "tcp", "+extension", "RECORD"], pass_fds=(w,),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            "Xvfb",
+            "-displayfd",
+            str(w),
+            "-screen",
+            "0",
+            f"{size[0]}x{size[1]}x24",
+            "-nolisten",
+            "tcp",
+            "+extension",
+            "RECORD",
+        ],
+        pass_fds=(w,),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     os.close(w)
     try:
         ready, _, _ = select.select([r], [], [], 30)

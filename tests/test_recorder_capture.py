@@ -39,7 +39,10 @@ SCRIPT = [
     ("key", "BackSpace"),
     ("mousemove", "300", "200", "click", "--repeat", "2", "--delay", "60", "1"),
     ("click", "3"),
-    ("mousedown", "1"), ("mousemove", "340", "230"), ("mousemove", "400", "300"), ("mouseup", "1"),
+    ("mousedown", "1"),
+    ("mousemove", "340", "230"),
+    ("mousemove", "400", "300"),
+    ("mouseup", "1"),
     ("click", "--repeat", "3", "--delay", "30", "5"),
 ]
 EXPECTED = [
@@ -117,8 +120,9 @@ def test_sigkill_mid_session_leaves_a_readable_recording(display, tmp_path):
         print("started", flush=True)
         time.sleep(600)
     """)
-    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
-                         start_new_session=True)
+    p = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
     try:
         assert p.stdout.readline().strip() == "started"
         xdo(display, "mousemove", "50", "60", "click", "1")

@@ -26,7 +26,9 @@ class Stream:
 
     def add(self, kind: str, dt: float = 0.05, **kw) -> Stream:
         self.t += dt
-        self.rows.append({"seq": len(self.rows) + 1, "t": round(self.t, 4), "kind": kind, "frame": len(self.rows), **kw})
+        self.rows.append(
+            {"seq": len(self.rows) + 1, "t": round(self.t, 4), "kind": kind, "frame": len(self.rows), **kw}
+        )
         return self
 
     def key(self, key=None, char=None, dt=0.05):
@@ -39,7 +41,9 @@ class Stream:
 
     def click(self, x, y, button="left", dt=0.3, n=1):
         for i in range(n):
-            self.add("press", dt if i == 0 else 0.08, x=x, y=y, button=button).add("release", 0.03, x=x, y=y, button=button)
+            self.add("press", dt if i == 0 else 0.08, x=x, y=y, button=button).add(
+                "release", 0.03, x=x, y=y, button=button
+            )
         return self
 
 
@@ -87,23 +91,37 @@ def test_clicks_double_triple_right_drag_scroll_and_links():
 
 
 def test_pause_and_lone_modifiers_do_not_leak():
-    s = Stream().text("ab").add("key_down", key="ctrl").add("key_up", key="ctrl").add("pause").add("resume").text("c")
+    s = (
+        Stream()
+        .text("ab")
+        .add("key_down", key="ctrl")
+        .add("key_up", key="ctrl")
+        .add("pause")
+        .add("resume")
+        .text("c")
+    )
     assert calls(s.rows) == [{"kind": "type", "text": "ab"}, {"kind": "type", "text": "c"}]
 
 
 def test_reduction_keeps_element_and_window():
     el = {"role": "push button", "name": "OK", "signature": "frame:Dlg/push button:OK", "bbox": [1, 2, 3, 4]}
-    s = Stream().add("press", x=2, y=3, button="left", data={"element": el, "window": {"title": "Dlg", "app": "x"}})
+    s = Stream().add(
+        "press", x=2, y=3, button="left", data={"element": el, "window": {"title": "Dlg", "app": "x"}}
+    )
     s.add("release", x=2, y=3, button="left")
     (a,) = reduce_events(s.rows)
     assert a.element["signature"] == "frame:Dlg/push button:OK" and a.window["title"] == "Dlg"
 
 
 def test_privacy_helpers():
-    assert is_password({"role": "password text"}) and is_password({"role": "entry", "attrs": {"type": "password"}})
+    assert is_password({"role": "password text"}) and is_password(
+        {"role": "entry", "attrs": {"type": "password"}}
+    )
     assert not is_password({"role": "text"})
-    assert scrub_text("mail bob.smith@example.com card 4111 1111 1111 1111 id 42") == \
-        "mail <email> card <number> id 42"
+    assert (
+        scrub_text("mail bob.smith@example.com card 4111 1111 1111 1111 id 42")
+        == "mail <email> card <number> id 42"
+    )
     import getpass
     import socket
 
@@ -143,7 +161,7 @@ def test_store_survives_sigkill(tmp_path):
         import sys, time
         sys.path.insert(0, {os.getcwd()!r})
         from recorder.store import SessionWriter
-        w = SessionWriter({str(tmp_path / 'k')!r}, {{"task": "kill"}})
+        w = SessionWriter({str(tmp_path / "k")!r}, {{"task": "kill"}})
         i = 0
         while True:
             w.event({{"t": time.monotonic(), "kind": "key_down", "char": "x", "data": {{"i": i}}}})
