@@ -70,9 +70,9 @@ def netns_pair() -> Iterator[tuple[str, str, str] | None]:
 
 def _cleanup_ns(ns: str, host_if: str, made: list[str]) -> None:
     if "veth" in made:
-        subprocess.run(["ip", "link", "del", host_if], capture_output=True, timeout=10)
+        subprocess.run(["ip", "link", "del", host_if], check=False, capture_output=True, timeout=10)
     if "ns" in made:
-        subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=10)
+        subprocess.run(["ip", "netns", "del", ns], check=False, capture_output=True, timeout=10)
 
 
 @contextlib.contextmanager

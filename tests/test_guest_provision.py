@@ -17,14 +17,14 @@ SCRIPT = PROV / "install-guest.sh"
 
 def test_shellcheck_is_clean():
     assert shutil.which("shellcheck"), "shellcheck is missing: apt-get install shellcheck"
-    r = subprocess.run(["shellcheck", "-x", str(SCRIPT)], capture_output=True, text=True, timeout=60)
+    r = subprocess.run(["shellcheck", "-x", str(SCRIPT)], check=False, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
 
 
 def test_install_dry_run_prints_every_step_and_changes_nothing(tmp_path):
     r = subprocess.run([str(SCRIPT), "--dry-run", "--user", "guesttest", "--mode", "sandbox", "--app", "mousepad",
                         "--port", "9876", "--root", str(tmp_path / "files"), "--prefix", str(tmp_path / "opt")],
-                       capture_output=True, text=True, timeout=60)
+                       check=False, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     out = r.stdout
     for step in ("apt-get install", "python3 -m venv", "pip install", "systemctl enable --now cua-guest.service"):
@@ -39,7 +39,7 @@ def test_install_dry_run_prints_every_step_and_changes_nothing(tmp_path):
                                            (["--user", "a b"], "--user"), (["--app", "x;rm"], "--app"),
                                            (["--bogus"], "unknown option")])
 def test_install_rejects_bad_options(args, fragment):
-    r = subprocess.run([str(SCRIPT), "--dry-run", *args], capture_output=True, text=True, timeout=60)
+    r = subprocess.run([str(SCRIPT), "--dry-run", *args], check=False, capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and fragment in r.stderr
 
 

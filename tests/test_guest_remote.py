@@ -52,8 +52,8 @@ def test_guest_runs_in_its_own_namespace(guest):
     assert url.startswith("http://198.18.")
     # The listening socket lives in the guest's namespace, not in the test's.
     addr = url.removeprefix("http://")
-    inside = subprocess.run(["ip", "netns", "exec", ns, "ss", "-Hltn"], capture_output=True, text=True, timeout=10)
-    outside = subprocess.run(["ss", "-Hltn"], capture_output=True, text=True, timeout=10)
+    inside = subprocess.run(["ip", "netns", "exec", ns, "ss", "-Hltn"], check=False, capture_output=True, text=True, timeout=10)
+    outside = subprocess.run(["ss", "-Hltn"], check=False, capture_output=True, text=True, timeout=10)
     assert addr in inside.stdout and addr not in outside.stdout
 
 
@@ -130,19 +130,19 @@ def test_cli_observe_and_act_with_and_without_the_token(guest, tmp_path):
     url = guest[0]
     env = {**os.environ, "CUA_TOKEN": TOKEN}
     r = subprocess.run([CUA, "observe", "--env", f"remote:{url}", "--out", str(tmp_path / "obs")], env=env,
-                       capture_output=True, text=True, timeout=180)
+                       check=False, capture_output=True, text=True, timeout=180)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "obs" / "observation.png").stat().st_size > 1000
-    r = subprocess.run([CUA, "act", "--env", f"remote:{url}", 'key("end")'], env=env, capture_output=True,
+    r = subprocess.run([CUA, "act", "--env", f"remote:{url}", 'key("end")'], env=env, check=False, capture_output=True,
                        text=True, timeout=180)
     assert r.returncode == 0, r.stderr
     assert '"ok":true' in r.stdout.replace(" ", "")
     bad = {**env, "CUA_TOKEN": "wrong-token-0123456789abcdef"}
     r = subprocess.run([CUA, "observe", "--env", f"remote:{url}", "--out", str(tmp_path / "x")], env=bad,
-                       capture_output=True, text=True, timeout=60)
+                       check=False, capture_output=True, text=True, timeout=60)
     assert r.returncode == 1 and "token rejected" in r.stderr
     none = {k: v for k, v in env.items() if k != "CUA_TOKEN"} | {"CUA_TOKEN_FILE": str(tmp_path / "absent")}
-    r = subprocess.run([CUA, "act", "--env", f"remote:{url}", 'key("end")'], env=none, capture_output=True,
+    r = subprocess.run([CUA, "act", "--env", f"remote:{url}", 'key("end")'], env=none, check=False, capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 1 and "no token" in r.stderr and not (tmp_path / "x").exists()
 
