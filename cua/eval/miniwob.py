@@ -22,7 +22,7 @@ import threading
 import time
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from cua.env.base import EnvError
 
@@ -44,6 +44,10 @@ def html_dir() -> Path:
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
+    # Some pages (unicode-test) carry no <meta charset>: say UTF-8 so their text is not mojibake.
+    extensions_map: ClassVar[dict[str, str]] = {**SimpleHTTPRequestHandler.extensions_map, ".html": "text/html; charset=utf-8",
+                      ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
+
     def log_message(self, format: str, *args: Any) -> None:
         pass
 

@@ -26,6 +26,28 @@
   const SEMANTIC = {FORM: 'form', NAV: 'navigation', MAIN: 'main', HEADER: 'header', FOOTER: 'footer',
     DIALOG: 'dialog', FIELDSET: 'panel', TABLE: 'table', ASIDE: 'section', SECTION: 'section'};
 
+  // Roles whose name comes from the author only (their text is their children's), and roles
+  // that are not themselves operable.
+  const CONTAINERS = new Set(['list box', 'menu', 'menu bar', 'page tab list', 'tool bar', 'dialog',
+    'table row', 'scroll bar', 'status bar', 'alert']);
+  const PASSIVE = new Set(['heading', 'label', 'image', 'dialog', 'tool tip', 'alert', 'status bar', 'progress bar']);
+  const INLINE = new Set(['SPAN', 'B', 'I', 'EM', 'STRONG', 'A', 'CODE', 'SMALL', 'SUB', 'SUP', 'U', 'MARK',
+    'FONT', 'BR', 'ABBR', 'KBD', 'Q', 'S', 'TIME', 'LABEL', 'CITE', 'WBR']);
+  const CLICK_EVENTS = ['click', 'mousedown', 'mouseup', 'dblclick'];
+  const jq = window.jQuery && window.jQuery._data ? window.jQuery : null;
+
+  function hasListener(el) { // inline/property handlers, jQuery and d3 bindings
+    if (el.onclick || el.onmousedown || el.onmouseup || el.ondblclick) return true;
+    if (el.__onclick || el.__onmousedown || el.__onmouseup) return true; // d3 v3
+    if (Array.isArray(el.__on) && el.__on.some(h => CLICK_EVENTS.includes(h.type))) return true; // d3 v4+
+    if (jq) {
+      let ev = null;
+      try { ev = jq._data(el, 'events'); } catch (e) { ev = null; }
+      if (ev && CLICK_EVENTS.some(t => ev[t] && ev[t].some(h => !h.selector))) return true;
+    }
+    return false;
+  }
+
   const clean = (s, n) => (s || '').replace(/\s+/g, ' ').trim().slice(0, n || 200);
 
   function roleOf(el, tag) {
@@ -156,22 +178,24 @@
     return true;
   }
 
-  function textBox(el) { // union of the element's own non-blank text nodes
+  function textBox(el) { // box and text of the element's own text (all of it when its children are inline)
     let l = Infinity, t = Infinity, r = -Infinity, b = -Infinity, text = '';
-    for (const c of el.childNodes) {
-      if (c.nodeType !== 3 || !c.nodeValue.trim()) continue;
+    const own = Array.from(el.childNodes).filter(c => c.nodeType === 3 && c.nodeValue.trim());
+    if (!own.length) return null;
+    const inline = Array.from(el.children).every(c => INLINE.has(c.tagName));
+    for (const c of inline && el.children.length ? [el] : own) {
       const range = el.ownerDocument.createRange();
       range.selectNodeContents(c);
       for (const q of range.getClientRects()) {
         if (q.width <= 0 || q.height <= 0) continue;
         l = Math.min(l, q.left); t = Math.min(t, q.top); r = Math.max(r, q.right); b = Math.max(b, q.bottom);
       }
-      text += ' ' + c.nodeValue;
+      text += ' ' + (c === el ? el.innerText : c.nodeValue);
     }
     return r > l ? {rect: {left: l, top: t, right: r, bottom: b}, text: clean(text)} : null;
   }
 
-  function emit(el, tag, role, name, rect, ctx, extra) {
+  function emit(el, tag, role, name, rect, ctx, extra, passive) {
     const left = Math.max(rect.left, ctx.clip.left), top = Math.max(rect.top, ctx.clip.top);
     const right = Math.min(rect.right, ctx.clip.right), bottom = Math.min(rect.bottom, ctx.clip.bottom);
     if (right - left < 1 || bottom - top < 1) return;
@@ -186,8 +210,8 @@
     if (el.id) attrs.dom_id = el.id;
     Object.assign(attrs, extra || {});
     out.push({role, name, bbox: [Math.round(x), Math.round(y), Math.max(1, Math.round(w)), Math.max(1, Math.round(h))],
-      states: extra && extra.text ? [] : statesOf(el, tag, role, ctx.root),
-      value: extra && extra.text ? null : valueOf(el, tag, role), path: ctx.path.slice(-6), attrs});
+      states: passive ? [] : statesOf(el, tag, role, ctx.root),
+      value: passive ? null : valueOf(el, tag, role), path: ctx.path.slice(-6), attrs});
   }
 
   function pathEntry(el, tag) {
@@ -221,22 +245,21 @@
     const shown = style.visibility !== 'hidden' && style.visibility !== 'collapse' && rect.width > 0 && rect.height > 0;
     let role = roleOf(el, tag);
     let clickable = false;
-    if (!role && !inside && (el.hasAttribute('onclick') || (style.cursor === 'pointer' &&
-        !(el.parentElement && getComputedStyle(el.parentElement).cursor === 'pointer')))) {
+    if (!role && !inside && shown && (hasListener(el) || (el.hasAttribute('tabindex') && el.tabIndex >= 0) ||
+        (style.cursor === 'pointer' && !(el.parentElement && getComputedStyle(el.parentElement).cursor === 'pointer')))) {
       role = 'push button'; clickable = true;
     }
-    const interactive = !!role && role !== 'heading' && role !== 'label' && role !== 'image' && role !== 'dialog';
+    const interactive = !!role && !clickable && !PASSIVE.has(role);
     if (shown && role) {
-      const name = nameOf(el, tag, role, ctx.root);
-      emit(el, tag, role, name, rect, ctx, clickable ? {clickable: true} : null);
+      const name = CONTAINERS.has(role) ? clean(el.getAttribute('aria-label') || el.title) : nameOf(el, tag, role, ctx.root);
+      emit(el, tag, role, name, rect, ctx, clickable ? {clickable: true} : null, !interactive && !clickable);
     } else if (shown && !inside) {
       const tb = textBox(el);
-      if (tb && tb.text) emit(el, tag, 'text', tb.text, tb.rect, ctx, {text: true});
+      if (tb && tb.text) emit(el, tag, 'text', tb.text, tb.rect, ctx, null, true);
     }
     const entry = pathEntry(el, tag);
     const childCtx = entry ? Object.assign({}, ctx, {path: ctx.path.concat([entry])}) : ctx;
-    const childInside = inside || (interactive && role !== 'list box' && role !== 'menu' && role !== 'menu bar'
-      && role !== 'page tab list' && role !== 'tool bar');
+    const childInside = inside || (interactive && !CONTAINERS.has(role));
     if (tag === 'IFRAME' || tag === 'FRAME') {
       let doc = null;
       try { doc = el.contentDocument; } catch (e) { doc = null; }
