@@ -1,14 +1,46 @@
 """Grounding: a Target description -> an element of the observation -> a click point.
 
-Minimal version (exact / case-insensitive text, role filter); the perception issue extends it.
+Order of evidence: exact signature; then text (exact, word-in-line, substring, fuzzy via rapidfuzz)
+with an optional role filter (synonyms: button ~ push button ~ toggle button...), spatial relations
+to a `near` anchor, and a preference for structured sources and clickable roles. Several equally good
+candidates and no `nth`: GroundingError listing them, never a guess.
+Example: ground(Target(text="Search"), obs).point -> (430, 179)
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+from rapidfuzz import fuzz
 
 from cua.actions import Target
 from cua.perception.elements import Observation, UIElement
+from cua.perception.merge import STRUCTURED, centre_in, iou, norm_text
+
+FUZZY_MIN = 80  # rapidfuzz ratio below which a name does not match the target text
+TIE = 0.02  # candidates scoring within this of the best are equally good
+
+ROLE_GROUPS: list[set[str]] = [
+    {"button", "push button", "toggle button", "tool bar button", "btn", "submit", "split button"},
+    {"field", "entry", "text", "text field", "textbox", "input", "password text", "searchbox",
+     "spin button", "textarea", "search box", "edit"},
+    {"menu item", "check menu item", "radio menu item", "tearoff menu item", "menuitem",
+     "menuitemcheckbox", "menuitemradio"},
+    {"menu", "menu bar item", "menubar item"},
+    {"check box", "checkbox", "check menu item", "toggle", "switch"},
+    {"radio button", "radio", "radio menu item"},
+    {"combo box", "combobox", "select", "dropdown", "list box", "listbox"},
+    {"list item", "option", "listitem", "table cell", "cell", "tree item", "treeitem"},
+    {"tab", "page tab"},
+    {"link", "hyperlink"},
+    {"label", "text", "static", "statictext", "heading", "paragraph"},
+    {"icon", "image", "img"},
+]
+CLICKABLE = {"push button", "button", "toggle button", "menu item", "check menu item", "radio menu item",
+             "menu", "link", "check box", "checkbox", "radio button", "radio", "page tab", "tab",
+             "combo box", "combobox", "list item", "option", "icon", "entry", "textbox", "tool bar button",
+             "menuitem", "menuitemcheckbox", "menuitemradio", "table cell", "spin button", "split button"}
 
 
 class GroundingError(LookupError):
@@ -22,22 +54,185 @@ class Grounding:
     score: float = 1.0
 
 
+def norm_role(role: str) -> str:
+    return " ".join(role.lower().replace("_", " ").replace("-", " ").split())
+
+
+def role_matches(want: str, have: str) -> bool:
+    """True when element role `have` satisfies the requested role `want` (synonyms, 'button' in 'push button')."""
+    w, h = norm_role(want), norm_role(have)
+    if not w or w == h or (len(w) >= 3 and w in h):
+        return True
+    return any(w in g and h in g for g in ROLE_GROUPS)
+
+
+def text_score(want: str, el: UIElement) -> tuple[float, tuple[int, int] | None]:
+    """How well an element's name matches `want` (0..1), and a word-level point when only part matches."""
+    t, n = norm_text(want), norm_text(el.name)
+    if not t or not n:
+        return 0.0, None
+    if n == t:
+        return 1.0, None
+    if el.name.strip() == want.strip():
+        return 1.0, None
+    words = n.split()
+    tw = t.split()
+    for i in range(len(words) - len(tw) + 1):
+        if words[i : i + len(tw)] == tw:
+            return 0.85, _word_point(el, i, len(tw))
+    if t in n:
+        return 0.7 + 0.1 * len(t) / len(n), None
+    r = fuzz.ratio(t, n)
+    if r >= FUZZY_MIN:
+        return 0.5 + 0.3 * (r - FUZZY_MIN) / (100 - FUZZY_MIN), None
+    if len(t) >= 4 and len(n) > len(t) and fuzz.partial_ratio(t, n) >= 90:
+        return 0.45, None
+    return 0.0, None
+
+
+def _word_point(el: UIElement, start: int, count: int) -> tuple[int, int] | None:
+    words = el.attrs.get("words") or []
+    sel = words[start : start + count] if len(words) >= start + count else []
+    if not sel:
+        return None
+    x0 = min(w[1] for w in sel)
+    y0 = min(w[2] for w in sel)
+    x1 = max(w[1] + w[3] for w in sel)
+    y1 = max(w[2] + w[4] for w in sel)
+    return (x0 + x1) // 2, (y0 + y1) // 2
+
+
+def spatial_score(el: UIElement, anchor: UIElement, relation: str) -> float:
+    """0 when `el` is not in `relation` to `anchor`; else higher for closer and better aligned."""
+    ex, ey, ew, eh = el.bbox
+    ax, ay, aw, ah = anchor.bbox
+    ecx, ecy, acx, acy = ex + ew / 2, ey + eh / 2, ax + aw / 2, ay + ah / 2
+    tol = 4
+    if relation in ("right_of", "left_of"):
+        dist = ex - (ax + aw) if relation == "right_of" else ax - (ex + ew)
+        if dist < -tol or (relation == "right_of" and ecx <= acx) or (relation == "left_of" and ecx >= acx):
+            return 0.0
+        off = abs(ecy - acy)
+        if off > max(eh, ah) * 1.5 + 20:
+            return 0.0
+        return 1 / (1 + max(dist, 0) / 150) / (1 + off / 20)
+    if relation in ("below", "above"):
+        dist = ey - (ay + ah) if relation == "below" else ay - (ey + eh)
+        if dist < -tol or (relation == "below" and ecy <= acy) or (relation == "above" and ecy >= acy):
+            return 0.0
+        off = min(abs(ecx - acx), abs(ex - ax))
+        if off > max(ew, aw) + 40:
+            return 0.0
+        return 1 / (1 + max(dist, 0) / 100) / (1 + off / 60)
+    d = ((ecx - acx) ** 2 + (ecy - acy) ** 2) ** 0.5
+    return 1 / (1 + d / 100)
+
+
+def _on_screen(e: UIElement, obs: Observation) -> bool:
+    x, y, w, h = e.bbox
+    if w <= 0 or h <= 0:
+        return False
+    sw, sh = obs.size if obs.size and obs.size[0] > 0 else (10**6, 10**6)
+    return x + w > 0 and y + h > 0 and x < sw and y < sh
+
+
+def _prefer(e: UIElement) -> float:
+    return (0.05 if e.source in STRUCTURED else 0.0) + (0.03 if norm_role(e.role) in CLICKABLE else 0.0)
+
+
+def _describe(cands: list[tuple[float, UIElement, tuple[int, int]]]) -> str:
+    return "; ".join(f"{e.id} {e.role!r} {e.name!r} at {tuple(e.bbox)} ({e.source})" for _, e, _ in cands[:12])
+
+
+def _same_place(a: UIElement, b: UIElement) -> bool:
+    return iou(a.bbox, b.bbox) > 0.3 or centre_in(a.bbox, b.bbox) or centre_in(b.bbox, a.bbox)
+
+
+def _parse_signature(sig: str) -> tuple[str, str] | None:
+    m = re.match(r"^(?:.*/)?([a-z][a-z _-]*):(.*)$", sig, re.DOTALL)
+    if not m:
+        return None
+    name = re.sub(r"(@\d+,\d+)?(#\d+)?$", "", m.group(2))
+    return m.group(1), name
+
+
 def ground(target: Target, obs: Observation) -> Grounding:
-    cands = list(obs.elements)
+    """The element and point `target` describes in `obs`; GroundingError when none or several."""
     if target.signature:
         hit = obs.by_signature(target.signature)
-        if hit is not None:
-            return Grounding(hit, hit.center)
+        if hit is not None and _on_screen(hit, obs):
+            return Grounding(hit, hit.center, 1.0)
+        parsed = _parse_signature(target.signature)
+        if parsed and not target.text and parsed[1]:  # the path changed (e.g. a new window title): role + name
+            _role, name = parsed
+            fallback = Target(text=name, near=target.near, relation=target.relation, nth=target.nth)
+            try:
+                g = ground(fallback, obs)
+            except GroundingError as e:
+                raise GroundingError(f"signature {target.signature!r} not on screen; by its name: {e}") from None
+            return g
+        if not (target.text or target.role):
+            raise GroundingError(f"no element with signature {target.signature!r} on screen")
+    pool = [e for e in obs.elements if _on_screen(e, obs)]
     if target.role:
-        cands = [e for e in cands if target.role.lower() in e.role.lower()]
-    if target.text:
-        want = target.text.strip().lower()
-        exact = [e for e in cands if e.name.strip().lower() == want]
-        cands = exact or [e for e in cands if want in e.name.lower()]
+        pool = [e for e in pool if role_matches(target.role, e.role)]
+    anchors: list[UIElement] = []
+    if target.near:
+        anchor_scores = [(text_score(target.near, e)[0], e) for e in obs.elements if _on_screen(e, obs)]
+        best_a = max((s for s, _ in anchor_scores), default=0.0)
+        anchors = [e for s, e in anchor_scores if s > 0 and s >= best_a - TIE]
+        if not anchors:
+            raise GroundingError(f"no anchor {target.near!r} on screen for {target.describe()}")
+    cands: list[tuple[float, UIElement, tuple[int, int]]] = []
+    for e in pool:
+        point: tuple[int, int] | None = None
+        score = 1.0
+        if target.text:
+            score, point = text_score(target.text, e)
+            if score <= 0:
+                continue
+        if anchors:
+            near = [spatial_score(e, a, target.relation) for a in anchors if a is not e and not _same_place(a, e)]
+            sp = max(near, default=0.0)
+            if sp <= 0:
+                continue
+            score = score + 0.5 * sp if target.text else sp
+        cands.append((score + _prefer(e), e, point or e.center))
     if not cands:
-        raise GroundingError(f"nothing on screen matches {target.describe()}")
-    cands.sort(key=lambda e: (e.bbox[1], e.bbox[0]))
-    pick = cands[target.nth or 0] if (target.nth or 0) < len(cands) else None
-    if pick is None:
-        raise GroundingError(f"only {len(cands)} match(es) for {target.describe()}, nth={target.nth}")
-    return Grounding(pick, pick.center)
+        raise GroundingError(f"nothing on screen matches {target.describe()}" + _hint(target, obs))
+    cands.sort(key=lambda c: -c[0])
+    best = cands[0][0]
+    good = [c for c in cands if c[0] >= best - TIE]
+    # one target seen by several sources (a11y menu + OCR word, vision box + its text): keep the best
+    distinct: list[tuple[float, UIElement, tuple[int, int]]] = []
+    for c in good:
+        if not any(_same_place(c[1], d[1]) for d in distinct):
+            distinct.append(c)
+    if target.nth is not None:
+        distinct.sort(key=lambda c: (c[1].bbox[1] // 8, c[1].bbox[0]))
+        if target.nth >= len(distinct):
+            raise GroundingError(f"only {len(distinct)} match(es) for {target.describe()}: {_describe(distinct)}")
+        s, e, p = distinct[target.nth]
+        return Grounding(e, p, round(s, 4))
+    if len(distinct) > 1:
+        raise GroundingError(
+            f"{len(distinct)} elements match {target.describe()} equally well; add role=, near= or nth= "
+            f"(0-based, top-left first) to choose: {_describe(distinct)}")
+    s, e, p = distinct[0]
+    return Grounding(e, p, round(s, 4))
+
+
+def _hint(target: Target, obs: Observation) -> str:
+    if not target.text:
+        return ""
+    close = sorted(((fuzz.ratio(norm_text(target.text), norm_text(e.name)), e.name) for e in obs.elements if e.name),
+                   reverse=True)[:5]
+    return f" (closest names: {', '.join(repr(n) for _, n in close)})" if close else " (no named elements on screen)"
+
+
+def __getattr__(name: str):  # the optional model grounder lives in its own module
+    if name == "ModelGrounder":
+        from cua.perception.model_ground import ModelGrounder
+
+        return ModelGrounder
+    raise AttributeError(name)

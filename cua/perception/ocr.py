@@ -8,8 +8,10 @@ and calls are serialised by a lock (onnxruntime sessions are shared).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -20,8 +22,10 @@ from cua.perception.elements import BBox, UIElement
 MAX_DET_SIDE = 2000  # detection input bound: 4K screens are downscaled for detection only
 BLANK_STD = 1.5  # a region whose pixel std is below this has no text
 GAP_FACTOR = 0.58  # split a line where glyphs are further apart than this x line height (word spaces ~0.3-0.5)
+REC_CACHE_SIZE = 4096  # recognised crops remembered by pixel hash (unchanged text is not re-read)
 _engine: Any = None
 _lock = threading.Lock()
+_rec_cache: OrderedDict[bytes, Any] = OrderedDict()
 
 
 def _threads() -> int:
@@ -35,7 +39,9 @@ def engine() -> Any:
         with _lock:
             if _engine is None:
                 from rapidocr_onnxruntime import RapidOCR
+                from rapidocr_onnxruntime.utils import infer_engine
 
+                _no_spinning(infer_engine.OrtInferSession)
                 n = _threads()
                 _engine = RapidOCR(
                     det_limit_side_len=32, det_limit_type="min", intra_op_num_threads=n,
@@ -44,6 +50,44 @@ def engine() -> Any:
                 # pad short crops to 64 px (not 320) before recognition: same text, a fraction of the work
                 _engine.text_rec.rec_image_shape = [3, 48, 64]
     return _engine
+
+
+def _no_spinning(session_cls: Any) -> None:
+    """Make rapidocr's onnxruntime sessions sleep instead of spin between ops (2 shared cores)."""
+    orig = session_cls._init_sess_opts
+    if getattr(orig, "_cua_patched", False):
+        return
+
+    def opts(config: dict[str, Any]) -> Any:
+        o = orig(config)
+        o.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        return o
+
+    opts._cua_patched = True  # type: ignore[attr-defined]
+    session_cls._init_sess_opts = staticmethod(opts)
+
+
+def clear_cache() -> None:
+    """Forget remembered recognitions (benchmarks use it to measure a truly cold read)."""
+    with _lock:
+        _rec_cache.clear()
+
+
+def _recognise(eng: Any, crops: list[np.ndarray]) -> list[Any]:
+    """Recognition results per crop (text, score, glyph info), reusing results for identical crops."""
+    keys = [hashlib.blake2b(c.tobytes(), digest_size=16, person=str(c.shape).encode()[:16]).digest() for c in crops]
+    missing = [i for i, k in enumerate(keys) if k not in _rec_cache]
+    if missing:
+        rec, _ = eng.text_rec([crops[i] for i in missing], True)
+        for i, r in zip(missing, rec):
+            _rec_cache[keys[i]] = r
+    out = []
+    for k in keys:
+        _rec_cache.move_to_end(k)
+        out.append(_rec_cache[k])
+    while len(_rec_cache) > REC_CACHE_SIZE:
+        _rec_cache.popitem(last=False)
+    return out
 
 
 def _to_bgr(image: Image.Image | np.ndarray) -> np.ndarray:
@@ -147,7 +191,7 @@ def _segments(chars: list[str], cboxes: list[Any], splits: list[float]) -> list[
 
 def _element(text: str, box: list[float], conf: float, dx: int, dy: int, level: str, **attrs: Any) -> UIElement:
     x0, y0, x1, y1 = box
-    bbox = (int(round(x0)) + dx, int(round(y0)) + dy, max(1, int(round(x1 - x0))), max(1, int(round(y1 - y0))))
+    bbox = (round(x0) + dx, round(y0) + dy, max(1, round(x1 - x0)), max(1, round(y1 - y0)))
     return UIElement(
         id="ocr", role="text", name=text, bbox=bbox, source="ocr", confidence=round(float(conf), 4),
         signature=f"ocr/text:{text}", attrs={"level": level, **attrs},
@@ -190,7 +234,7 @@ def ocr(image: Image.Image | np.ndarray, region: BBox | None = None, words: bool
             return []
         quads = eng.sorted_boxes(quads)
         crops = eng.get_crop_img_list(img, quads)
-        rec, _ = eng.text_rec(crops, True)
+        rec = _recognise(eng, crops)
         detailed = eng.cal_rec_boxes(crops, quads, rec)
     out: list[UIElement] = []
     for quad, (text, score, cboxes, chars, _confs) in zip(quads, detailed):
@@ -205,8 +249,8 @@ def ocr(image: Image.Image | np.ndarray, region: BBox | None = None, words: bool
         for phrase in phrases:
             box = [min(b[0] for _, b in phrase), min(b[1] for _, b in phrase),
                    max(b[2] for _, b in phrase), max(b[3] for _, b in phrase)]
-            wlist = [[t, int(round(b[0])) + cx + ox, int(round(b[1])) + cy + oy,
-                      max(1, int(round(b[2] - b[0]))), max(1, int(round(b[3] - b[1])))] for t, b in phrase]
+            wlist = [[t, round(b[0]) + cx + ox, round(b[1]) + cy + oy,
+                      max(1, round(b[2] - b[0])), max(1, round(b[3] - b[1]))] for t, b in phrase]
             name = " ".join(t for t, _ in phrase)
             out.append(_element(name, box, score, cx + ox, cy + oy, "line", words=wlist))
             if words and len(phrase) > 1:

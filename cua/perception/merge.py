@@ -1,0 +1,129 @@
+"""Fuse perception sources into one element list with reading-order ids and stable signatures.
+
+Structured sources (a11y, dom) are the truth for role and name. OCR text that repeats a structured
+element's name at the same place is dropped; OCR text inside a nameless structured element names it;
+the rest stays as `text` elements. Vision boxes that duplicate a kept box are dropped; the others are
+kept (named by the OCR text inside them, else role 'icon'/'unknown').
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+from rapidfuzz import fuzz
+
+from cua.perception.elements import BBox, UIElement
+
+STRUCTURED = ("a11y", "dom")
+SAME_TEXT = 80  # rapidfuzz ratio above which two names are the same text
+NAMEABLE_AREA = 10  # a nameless element takes OCR text when its area is < this x the text's area
+
+
+def iou(a: BBox, b: BBox) -> float:
+    """Intersection over union of two (x, y, w, h) boxes."""
+    inter = intersection(a, b)
+    union = a[2] * a[3] + b[2] * b[3] - inter
+    return inter / union if union > 0 else 0.0
+
+
+def intersection(a: BBox, b: BBox) -> int:
+    w = min(a[0] + a[2], b[0] + b[2]) - max(a[0], b[0])
+    h = min(a[1] + a[3], b[1] + b[3]) - max(a[1], b[1])
+    return max(0, w) * max(0, h)
+
+
+def contains(outer: BBox, inner: BBox, slack: int = 2) -> bool:
+    return (outer[0] - slack <= inner[0] and outer[1] - slack <= inner[1]
+            and inner[0] + inner[2] <= outer[0] + outer[2] + slack and inner[1] + inner[3] <= outer[1] + outer[3] + slack)
+
+
+def centre_in(outer: BBox, inner: BBox) -> bool:
+    cx, cy = inner[0] + inner[2] / 2, inner[1] + inner[3] / 2
+    return outer[0] <= cx < outer[0] + outer[2] and outer[1] <= cy < outer[1] + outer[3]
+
+
+def norm_text(s: str) -> str:
+    """Lowercase, mnemonic underscores and ellipses removed, whitespace collapsed."""
+    s = s.replace("_", "").replace("…", "").replace("...", "").lower()
+    return " ".join(s.split())
+
+
+def same_text(a: str, b: str) -> bool:
+    a, b = norm_text(a), norm_text(b)
+    if not a or not b:
+        return False
+    return a == b or fuzz.ratio(a, b) >= SAME_TEXT or (len(b) >= 3 and b in a)
+
+
+def area(b: BBox) -> int:
+    return max(0, b[2]) * max(0, b[3])
+
+
+def _visible(e: UIElement) -> bool:
+    return e.bbox[2] > 0 and e.bbox[3] > 0
+
+
+def merge(structured: Iterable[UIElement] = (), ocr: Iterable[UIElement] = (),
+          vision: Iterable[UIElement] = ()) -> list[UIElement]:
+    """One list: structured elements, OCR text not already covered, vision boxes not already covered."""
+    out = [e.model_copy(deep=True) for e in structured]
+    boxed = [e for e in out if _visible(e)]
+    texts: list[UIElement] = []
+    named_from_ocr: dict[int, list[UIElement]] = {}
+    for t in ocr:
+        if not t.name.strip():
+            continue
+        if any(same_text(s.name, t.name) and (iou(s.bbox, t.bbox) > 0.1 or centre_in(s.bbox, t.bbox)) for s in boxed):
+            continue  # the structured element already says this, at this place
+        holders = [s for s in boxed if not s.name.strip() and centre_in(s.bbox, t.bbox)
+                   and area(s.bbox) < NAMEABLE_AREA * max(1, area(t.bbox))]
+        if holders:
+            holder = min(holders, key=lambda s: area(s.bbox))
+            named_from_ocr.setdefault(id(holder), [holder]).append(t)
+            continue
+        texts.append(t.model_copy(deep=True))
+    for group in named_from_ocr.values():
+        holder, parts = group[0], sorted(group[1:], key=lambda t: (t.bbox[1] // 8, t.bbox[0]))
+        holder.name = " ".join(p.name for p in parts)
+        holder.attrs["name_from"] = "ocr"
+        holder.signature = ""
+        holder.model_post_init(None)
+    out.extend(texts)
+    kept = [e for e in out if _visible(e)]
+    for v in vision:
+        if any(iou(v.bbox, k.bbox) >= 0.5 for k in kept):
+            continue
+        if any(k.source in STRUCTURED and contains(k.bbox, v.bbox) and area(k.bbox) < 2 * area(v.bbox) for k in kept):
+            continue
+        v = v.model_copy(deep=True)
+        inside = sorted((t for t in texts if contains(v.bbox, t.bbox)), key=lambda t: (t.bbox[1] // 8, t.bbox[0]))
+        if inside and not v.name:
+            v.name = " ".join(t.name for t in inside)
+        if v.role in ("", "unknown") and not v.name:
+            v.role = "icon" if max(v.bbox[2], v.bbox[3]) <= 48 else "unknown"
+        v.signature = ""
+        out.append(v)
+    return assign_ids(out)
+
+
+def reading_key(e: UIElement) -> tuple:
+    x, y, w, h = e.bbox
+    return (y // 8, x, -(w * h), e.role, e.name)
+
+
+def assign_ids(elements: list[UIElement]) -> list[UIElement]:
+    """Sort into reading order (top-to-bottom, left-to-right), set ids e0.., fill missing signatures."""
+    elements = sorted(elements, key=reading_key)
+    seen: Counter[str] = Counter()
+    for i, e in enumerate(elements):
+        e.id = f"e{i}"
+        if e.source in ("ocr", "vision") and (not e.signature or e.signature.startswith(f"{e.source}/")):
+            base = f"{e.source}/{e.role}:{e.name}"
+            if not e.name:  # nameless boxes are told apart by a coarse position
+                base += f"@{e.bbox[0] // 32},{e.bbox[1] // 32}"
+            seen[base] += 1
+            e.signature = base if seen[base] == 1 else f"{base}#{seen[base] - 1}"
+        elif not e.signature:
+            e.model_post_init(None)
+    return elements
