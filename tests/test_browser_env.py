@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 from browser_fixtures import page_server, pid_alive, silent_server
 
-from cua.actions import Back, Click, Goto, Hotkey, Key, Target, Type, parse_action
+from cua.actions import Back, Click, Goto, Hotkey, Key, Scroll, Target, Type, parse_action
 from cua.env import EnvError, make_env
 from cua.env.browser import BrowserEnv, chromium_pids
 from cua.perception.dom import collect_dom
@@ -173,3 +174,37 @@ def test_cli_act_clicks_the_button(site, tmp_path):
 def test_parse_action_call_strings_run_in_the_browser(env, obs):
     r = env.act(parse_action('click(text="Press me")'))
     assert r.ok and env.evaluate("document.getElementById('go').textContent") == "Clicked"
+
+
+def test_scroll_moves_the_page_and_keys_map_to_browser_names(env, site):
+    assert env.act(Goto(url=f"{site}big.html")).ok
+    env.evaluate("() => { window.keys = []; addEventListener('keydown', e => keys.push(e.key)); }")
+    r = env.act(Scroll(x=300, y=300, dy=3))
+    assert r.ok and r.changed and env.evaluate("scrollY") == 300
+    for k in ("enter", "esc", "up", "space", "f2"):
+        assert env.act(Key(key=k)).ok
+    assert env.evaluate("keys") == ["Enter", "Escape", "ArrowUp", " ", "F2"]
+
+
+def test_reset_gives_a_fresh_context(env, site):
+    env.evaluate("localStorage.setItem('k', 'v')")
+    assert env.evaluate("localStorage.getItem('k')") == "v"
+    o = env.reset()
+    assert o.url == f"{site}index.html"
+    assert env.evaluate("localStorage.getItem('k')") is None
+
+
+def test_use_from_another_thread_is_refused(env):
+    errors = []
+    t = threading.Thread(target=lambda: errors.append(_try_observe(env)))
+    t.start()
+    t.join(30)
+    assert errors and "thread" in errors[0]
+
+
+def _try_observe(env) -> str:
+    try:
+        env.observe()
+    except EnvError as e:
+        return str(e)
+    return "no error"
