@@ -189,7 +189,7 @@ def create_app(cfg: GuestConfig) -> FastAPI:
         def get(env: Environment) -> list[dict]:
             disp = display_of(env)
             if not disp:
-                raise HTTPException(501, "this environment has no X display to list windows of")
+                raise HTTPException(409, "this environment has no X display to list windows of")
             return list_windows(disp)
 
         return [WindowInfo(**w) for w in _env_call(state, get)]
@@ -234,7 +234,7 @@ def create_app(cfg: GuestConfig) -> FastAPI:
 
     def _recorder():
         if cfg.recorder is None:
-            raise HTTPException(501, "recording is not available on this guest (no recorder configured)")
+            raise HTTPException(409, "recording is off on this guest; start it with --root DIR or --recordings DIR")
         return cfg.recorder
 
     @app.exception_handler(Exception)
