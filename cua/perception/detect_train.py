@@ -1,0 +1,362 @@
+"""Collect, train and export the vision detector (`make train-detector`).
+
+    python -m cua.perception.detect_train                 # collect + train + export + evaluate
+    python -m cua.perception.detect_train --collect-only  # screenshots + labels only
+    python -m cua.perception.detect_train --train-only    # reuse collected data
+    python -m cua.perception.detect_train --quick         # small run (minutes) for a smoke test
+
+The network is a small CenterNet-style fully-convolutional detector (stride-4 class heatmaps plus
+log-size and sub-cell offset maps), trained with torch on CPU and exported to ONNX; inference
+(cua/perception/detect.py) needs only onnxruntime.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import random
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from cua.perception.detect import CLASSES, INPUT_SIZE, MODELS_DIR, STRIDE, letterbox
+from cua.perception.detect_collect import collect_miniwob, collect_mousepad, load_labels
+
+log = logging.getLogger("cua.detect_train")
+DEFAULT_DATA = Path("build/detector-data")
+CROP = (384, 256)  # training crops (w, h) cut from the letterboxed 640x400 screen
+
+
+def build_model(num_classes: int = len(CLASSES)):
+    """The detector network: 4 strided conv stages (s2..s16), a top-down path back to stride 4, one head."""
+    import torch
+    from torch import nn
+
+    def conv(cin: int, cout: int, stride: int = 1, dil: int = 1) -> nn.Sequential:
+        return nn.Sequential(nn.Conv2d(cin, cout, 3, stride, dil, dilation=dil, bias=False),
+                             nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
+
+    class Net(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.s4 = nn.Sequential(conv(3, 16, 2), conv(16, 32, 2), conv(32, 32))
+            self.s8 = nn.Sequential(conv(32, 64, 2), conv(64, 64))
+            self.s16 = nn.Sequential(conv(64, 96, 2), conv(96, 96), conv(96, 96, dil=2), conv(96, 96, dil=4))
+            self.top = nn.Conv2d(96, 64, 1)
+            self.fuse8 = conv(64, 64)
+            self.lat4 = nn.Conv2d(64, 32, 1)
+            self.fuse4 = conv(32, 32)
+            self.head = nn.Conv2d(32, num_classes + 4, 1)
+            nn.init.constant_(self.head.bias[:num_classes], -4.0)
+
+        def forward(self, x):
+            f4 = self.s4(x)
+            f8 = self.s8(f4)
+            f16 = self.s16(f8)
+            p8 = self.fuse8(f8 + nn.functional.interpolate(self.top(f16), size=f8.shape[-2:], mode="nearest"))
+            p4 = self.fuse4(f4 + nn.functional.interpolate(self.lat4(p8), size=f4.shape[-2:], mode="nearest"))
+            return self.head(p4)
+
+    class Export(nn.Module):
+        """Inference wrapper: sigmoid heatmaps and offsets, raw log-sizes (what detect.decode expects)."""
+
+        def __init__(self, net: nn.Module) -> None:
+            super().__init__()
+            self.net = net
+
+        def forward(self, x):
+            y = self.net(x)
+            c = num_classes
+            return torch.cat([torch.sigmoid(y[:, :c]), y[:, c:c + 2], torch.sigmoid(y[:, c + 2:])], 1)
+
+    return Net(), Export
+
+
+def load_split(data: Path, split: str, limit: int | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(letterboxed 640x400 image, boxes (N, 5) x1,y1,x2,y2,cls in that image's pixels) per screen."""
+    from PIL import Image
+
+    out = []
+    recs = load_labels(data, split)
+    random.Random(0).shuffle(recs)
+    for r in recs[: limit or None]:
+        canvas, scale = letterbox(Image.open(r["image"]), INPUT_SIZE)
+        b = np.array([[x, y, x + w, y + h, c] for x, y, w, h, c in r["boxes"]], np.float32).reshape(-1, 5)
+        b[:, :4] *= scale
+        out.append((canvas, b))
+    return out
+
+
+def make_targets(boxes: np.ndarray, shape: tuple[int, int], nc: int) -> tuple[np.ndarray, ...]:
+    """Heatmaps (elliptic gaussians at box centres), log-size and offset targets, and their mask."""
+    oh, ow = shape
+    heat = np.zeros((nc, oh, ow), np.float32)
+    reg = np.zeros((4, oh, ow), np.float32)
+    mask = np.zeros((oh, ow), np.float32)
+    ys, xs = np.mgrid[0:oh, 0:ow].astype(np.float32)
+    for x1, y1, x2, y2, c in boxes:
+        w, h = (x2 - x1) / STRIDE, (y2 - y1) / STRIDE
+        cx, cy = (x1 + x2) / 2 / STRIDE, (y1 + y2) / 2 / STRIDE
+        ix, iy = int(cx), int(cy)
+        if w < 0.75 or h < 0.75 or not (0 <= ix < ow and 0 <= iy < oh):
+            continue
+        sx, sy = max(w / 6, 0.5), max(h / 6, 0.5)
+        g = np.exp(-((xs - ix) ** 2 / (2 * sx * sx) + (ys - iy) ** 2 / (2 * sy * sy)))
+        heat[int(c)] = np.maximum(heat[int(c)], g)
+        reg[:, iy, ix] = (math.log(w), math.log(h), cx - ix, cy - iy)
+        mask[iy, ix] = 1.0
+    return heat, reg, mask
+
+
+def sample_batch(items, n: int, rng: random.Random, nc: int):
+    """Random crops with scale and colour jitter, as torch tensors (images, heat, reg, mask)."""
+    import cv2
+    import torch
+
+    cw, ch = CROP
+    imgs, heats, regs, masks = [], [], [], []
+    for _ in range(n):
+        img, boxes = items[rng.randrange(len(items))]
+        s = rng.uniform(0.7, 1.4)
+        img = cv2.resize(img, (round(img.shape[1] * s), round(img.shape[0] * s)), interpolation=cv2.INTER_AREA)
+        b = boxes.copy()
+        b[:, :4] *= s
+        H, W = img.shape[:2]
+        canvas = np.full((max(H, ch), max(W, cw), 3), 128, np.uint8)
+        canvas[:H, :W] = img
+        ox, oy = rng.randint(0, canvas.shape[1] - cw), rng.randint(0, canvas.shape[0] - ch)
+        crop = canvas[oy:oy + ch, ox:ox + cw].astype(np.float32)
+        b[:, [0, 2]] -= ox
+        b[:, [1, 3]] -= oy
+        # keep boxes mostly inside the crop (clipped), drop the rest
+        vis_w = np.clip(b[:, 2], 0, cw) - np.clip(b[:, 0], 0, cw)
+        vis_h = np.clip(b[:, 3], 0, ch) - np.clip(b[:, 1], 0, ch)
+        keep = (vis_w * vis_h) >= 0.6 * (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+        b = b[keep]
+        b[:, [0, 2]] = np.clip(b[:, [0, 2]], 0, cw)
+        b[:, [1, 3]] = np.clip(b[:, [1, 3]], 0, ch)
+        if rng.random() < 0.5:  # colour jitter: per-channel gain, brightness, sometimes grey or inverted
+            crop = crop * np.array([rng.uniform(0.8, 1.2) for _ in range(3)], np.float32) + rng.uniform(-25, 25)
+        if rng.random() < 0.1:
+            crop = np.repeat(crop.mean(axis=2, keepdims=True), 3, axis=2)
+        if rng.random() < 0.1:
+            crop = 255 - crop
+        crop = np.clip(crop, 0, 255) / 255.0
+        h, r, m = make_targets(b, (ch // STRIDE, cw // STRIDE), nc)
+        imgs.append(crop.transpose(2, 0, 1))
+        heats.append(h)
+        regs.append(r)
+        masks.append(m)
+    return (torch.from_numpy(np.stack(imgs)).float(), torch.from_numpy(np.stack(heats)),
+            torch.from_numpy(np.stack(regs)), torch.from_numpy(np.stack(masks)))
+
+
+def loss_fn(out, heat, reg, mask, nc: int):
+    """CenterNet loss: penalty-reduced focal loss on heatmaps + L1 on log-size and offset at centres."""
+    import torch
+
+    p = torch.sigmoid(out[:, :nc]).clamp(1e-4, 1 - 1e-4)
+    pos = heat.eq(1).float()
+    neg = 1 - pos
+    pos_loss = (torch.log(p) * (1 - p) ** 2 * pos).sum()
+    neg_loss = (torch.log(1 - p) * p ** 2 * (1 - heat) ** 4 * neg).sum()
+    npos = pos.sum().clamp(min=1)
+    focal = -(pos_loss + neg_loss) / npos
+    m = mask.unsqueeze(1)
+    size_l = (torch.abs(out[:, nc:nc + 2] - reg[:, :2]) * m).sum() / (m.sum() * 2).clamp(min=1)
+    off_l = (torch.abs(torch.sigmoid(out[:, nc + 2:]) - reg[:, 2:]) * m).sum() / (m.sum() * 2).clamp(min=1)
+    parts = {"focal": float(focal.detach()), "size": float(size_l.detach()), "off": float(off_l.detach())}
+    return focal + size_l + off_l, parts
+
+
+def train(data: Path, ckpt: Path, minutes: float, epochs: int | None, batch: int = 16, seed: int = 0,
+          init: Path | None = None) -> dict:
+    """Train until `minutes` (or `epochs` passes over the train set) run out; checkpoints to `ckpt`.
+
+    `init` starts from an earlier checkpoint (fine-tuning on new screens, or continuing a run).
+    """
+    import torch
+    from rich.progress import Progress
+
+    torch.set_num_threads(2)
+    torch.manual_seed(seed)
+    rng = random.Random(seed)
+    items = load_split(data, "train")
+    if not items:
+        raise SystemExit(f"no training screens in {data}/labels.jsonl; run with --collect-only first")
+    nc = len(CLASSES)
+    net, _ = build_model(nc)
+    if init:
+        net.load_state_dict(torch.load(init, map_location="cpu")["model"])
+    opt = torch.optim.AdamW(net.parameters(), lr=3e-3, weight_decay=1e-4)
+    steps_per_epoch = max(1, len(items) // batch)
+    max_steps = epochs * steps_per_epoch if epochs else 10**9
+    deadline = time.monotonic() + minutes * 60
+    t0 = time.monotonic()
+    step, hist, saved = 0, [], t0
+    net.train()
+    with Progress() as prog:
+        task = prog.add_task("training detector", total=minutes * 60 if not epochs else max_steps)
+        while step < max_steps and time.monotonic() < deadline:
+            frac = min(1.0, max((time.monotonic() - t0) / (minutes * 60), step / max_steps))
+            for g in opt.param_groups:  # warm-up then cosine decay over the time/step budget
+                g["lr"] = 3e-3 * min(1.0, (step + 1) / 50) * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * frac)))
+            imgs, heat, reg, mask = sample_batch(items, batch, rng, nc)
+            loss, parts = loss_fn(net(imgs), heat, reg, mask, nc)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            step += 1
+            hist.append(loss.item())
+            prog.update(task, completed=(time.monotonic() - t0) if not epochs else step,
+                        description=f"training detector step {step} loss {np.mean(hist[-20:]):.3f}")
+            if time.monotonic() - saved > 60:
+                saved = time.monotonic()
+                log.info("step %d, %.0f s, loss %.3f %s", step, saved - t0, np.mean(hist[-20:]), parts)
+                torch.save({"model": net.state_dict(), "step": step}, ckpt)
+    torch.save({"model": net.state_dict(), "step": step}, ckpt)
+    return {"steps": step, "batch": batch, "train_seconds": round(time.monotonic() - t0, 1),
+            "train_screens": len(items), "final_loss": round(float(np.mean(hist[-50:])), 4)}
+
+
+def export(ckpt: Path, onnx_path: Path) -> float:
+    """Export the checkpoint to ONNX (opset 17) and return the max |onnxruntime - torch| difference."""
+    import onnxruntime as ort
+    import torch
+
+    net, Export = build_model(len(CLASSES))
+    net.load_state_dict(torch.load(ckpt, map_location="cpu")["model"])
+    model = Export(net).eval()
+    x = torch.rand(1, 3, INPUT_SIZE[1], INPUT_SIZE[0])
+    onnx_path.parent.mkdir(parents=True, exist_ok=True)
+    torch.onnx.export(model, (x,), str(onnx_path), opset_version=17, input_names=["image"],
+                      output_names=["maps"], dynamo=False)
+    with torch.no_grad():
+        ref = model(x).numpy()
+    got = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"]).run(None, {"image": x.numpy()})[0]
+    return float(np.abs(ref - got).max())
+
+
+def iou_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """IoU between (N, 4) and (M, 4) x1,y1,x2,y2 boxes."""
+    iw = np.clip(np.minimum(a[:, None, 2], b[None, :, 2]) - np.maximum(a[:, None, 0], b[None, :, 0]), 0, None)
+    ih = np.clip(np.minimum(a[:, None, 3], b[None, :, 3]) - np.maximum(a[:, None, 1], b[None, :, 1]), 0, None)
+    inter = iw * ih
+    area = lambda z: (z[:, 2] - z[:, 0]) * (z[:, 3] - z[:, 1])
+    return inter / np.maximum(area(a)[:, None] + area(b)[None, :] - inter, 1e-6)
+
+
+def match(pred: np.ndarray, truth: np.ndarray, thr: float = 0.5) -> int:
+    """Greedy one-to-one matches at IoU >= thr (preds in score order); returns the true-positive count."""
+    if len(pred) == 0 or len(truth) == 0:
+        return 0
+    ious = iou_matrix(pred, truth)
+    used, tp = set(), 0
+    for i in range(len(pred)):
+        order = np.argsort(-ious[i])
+        for j in order:
+            if ious[i, j] < thr:
+                break
+            if j not in used:
+                used.add(int(j))
+                tp += 1
+                break
+    return tp
+
+
+def evaluate(data: Path, detector, split: str = "val") -> dict[str, dict]:
+    """Class-agnostic precision / recall / F1 at IoU 0.5 per data source, plus mean ms per screen."""
+    from PIL import Image
+
+    stats: dict[str, list[float]] = {}
+    for r in load_labels(data, split):
+        image = Image.open(r["image"]).convert("RGB")
+        t = time.perf_counter()
+        found = detector.detect(image)
+        dt = time.perf_counter() - t
+        pred = np.array([[e.bbox[0], e.bbox[1], e.bbox[0] + e.bbox[2], e.bbox[1] + e.bbox[3]] for e in found],
+                        np.float32).reshape(-1, 4)
+        truth = np.array([[x, y, x + w, y + h] for x, y, w, h, _ in r["boxes"]], np.float32).reshape(-1, 4)
+        s = stats.setdefault(r["source"], [0, 0, 0, 0.0, 0])
+        s[0] += match(pred, truth)
+        s[1] += len(pred)
+        s[2] += len(truth)
+        s[3] += dt
+        s[4] += 1
+    out = {}
+    for src, (tp, npred, ntrue, secs, n) in sorted(stats.items()):
+        p, rc = tp / max(npred, 1), tp / max(ntrue, 1)
+        out[src] = {"screens": n, "precision": round(p, 3), "recall": round(rc, 3),
+                    "f1": round(2 * p * rc / max(p + rc, 1e-9), 3), "ms_per_screen": round(1000 * secs / max(n, 1), 1)}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="Example: python -m cua.perception.detect_train --quick --out /tmp/det")
+    stage = ap.add_mutually_exclusive_group()
+    stage.add_argument("--collect-only", action="store_true", help="only collect screenshots and labels")
+    stage.add_argument("--train-only", action="store_true", help="train + export + evaluate on collected data")
+    stage.add_argument("--eval-only", action="store_true", help="only evaluate the model in --out")
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="dataset dir (default build/detector-data)")
+    ap.add_argument("--out", type=Path, default=MODELS_DIR, help="where detector.onnx / detector.json go")
+    ap.add_argument("--seeds", type=int, default=10, help="variants per MiniWoB++ task")
+    ap.add_argument("--minutes", type=float, default=15.0, help="training time budget")
+    ap.add_argument("--epochs", type=int, default=None, help="stop after this many passes instead")
+    ap.add_argument("--init", type=Path, default=None, help="start from this checkpoint (.pt)")
+    ap.add_argument("--no-mousepad", action="store_true", help="skip the sandbox mousepad screens")
+    ap.add_argument("--quick", action="store_true", help="small smoke run: 8 tasks x 2 seeds, 1 minute")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    if args.quick:
+        args.seeds, args.minutes = 2, min(args.minutes, 1.0)
+    if not (args.train_only or args.eval_only):
+        from rich.progress import Progress
+
+        if (args.data / "labels.jsonl").exists():
+            (args.data / "labels.jsonl").unlink()
+        with Progress() as prog:
+            t = prog.add_task("MiniWoB++ pages", total=None)
+            n = collect_miniwob(args.data, seeds=args.seeds, tasks=8 if args.quick else None,
+                                progress=lambda i, total: prog.update(t, completed=i, total=total))
+        log.info("collected %d MiniWoB++ screens", n)
+        if not args.no_mousepad:
+            try:
+                log.info("collected %d mousepad screens", collect_mousepad(args.data))
+            except Exception as exc:  # noqa: BLE001 -- no sandbox on this machine: train on the browser data alone
+                log.warning("mousepad collection skipped: %s", exc)
+        if args.collect_only:
+            return 0
+    onnx_path = args.out / "detector.onnx"
+    meta_path = args.out / "detector.json"
+    meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
+    if not args.eval_only:
+        args.out.mkdir(parents=True, exist_ok=True)
+        ckpt = args.data / "detector.pt"
+        meta["training"] = train(args.data, ckpt, args.minutes, args.epochs, init=args.init)
+        meta["onnx_max_abs_diff"] = export(ckpt, onnx_path)
+        log.info("exported %s (%.1f MB), max |onnx - torch| = %.2e", onnx_path,
+                 onnx_path.stat().st_size / 1e6, meta["onnx_max_abs_diff"])
+    from cua.perception.detect import Detector
+
+    meta.update({"input_size": list(INPUT_SIZE), "stride": STRIDE, "classes": CLASSES,
+                 "architecture": "CenterNet-style FCN: heatmaps + log-size + offset at stride 4",
+                 "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                 "dataset": {s: len(load_labels(args.data, s)) for s in ("train", "val")}})
+    meta_path.write_text(json.dumps(meta, indent=1))  # classes/input size first: Detector reads them
+    onnx_det = Detector(onnx_path)
+    meta["validation"] = {"iou": 0.5, "score_threshold": onnx_det.score_threshold,
+                          "onnx": evaluate(args.data, onnx_det),
+                          "cv_fallback": evaluate(args.data, Detector(args.out / "absent.onnx"))}
+    meta["model_bytes"] = onnx_path.stat().st_size if onnx_path.is_file() else 0
+    meta_path.write_text(json.dumps(meta, indent=1))
+    log.info("validation: %s", json.dumps(meta["validation"], indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
