@@ -10,7 +10,6 @@ and hands rows to the store. Times are seconds on one monotonic clock since the 
 from __future__ import annotations
 
 import collections
-import heapq
 import itertools
 import os
 import queue
@@ -27,7 +26,6 @@ from recorder.events import EventState, WindowProbe
 from recorder.privacy import blur_regions, scrub_identity
 from recorder.store import RecordingError, SessionWriter, VideoWriter
 
-REORDER_S = 0.05
 
 
 class ContextProbe(Protocol):
@@ -161,47 +159,47 @@ class Recorder:
         saved = {k: os.environ.get(k) for k in ("DISPLAY", "XAUTHORITY")}
         os.environ.update({"DISPLAY": self.display, **self.x_env})
         try:
-            from pynput import keyboard, mouse
+            from pynput import keyboard
+            from Xlib import X
 
             rec = self
+            buttons = {1: "left", 2: "middle", 3: "right"}
+            scrolls = {4: (0, -1), 5: (0, 1), 6: (-1, 0), 7: (1, 0)}  # ours: dy > 0 = down
 
-            class _Mouse(mouse.Listener):
+            class _Input(keyboard.Listener):
+                """One XRecord context for keys and pointer: the server's own event order, no merging."""
+
+                _EVENTS = (X.KeyPress, X.MotionNotify)  # a range: KeyPress..MotionNotify
+
                 def _handle_message(self, display, event, injected):
                     self.xtime = event.time
-                    super()._handle_message(display, event, injected)
+                    if event.type in (X.KeyPress, X.KeyRelease):
+                        super()._handle_message(display, event, injected)
+                        return
+                    x, y = int(event.root_x), int(event.root_y)
+                    if event.type == X.MotionNotify:
+                        put("move", x=x, y=y)
+                    elif event.detail in scrolls:
+                        if event.type == X.ButtonPress:
+                            dx, dy = scrolls[event.detail]
+                            put("scroll", x=x, y=y, dx=dx, dy=dy)
+                    elif event.type in (X.ButtonPress, X.ButtonRelease):
+                        put("press" if event.type == X.ButtonPress else "release", x=x, y=y,
+                            button=buttons.get(event.detail, f"button{event.detail}"))
 
-            class _Keys(keyboard.Listener):
-                def _handle_message(self, display, event, injected):
-                    self.xtime = event.time
-                    super()._handle_message(display, event, injected)
+            def put(kind: str, **kw: Any) -> None:
+                rec.raw.put((getattr(lst, "xtime", 0), next(rec._counter), rec.now(), kind, kw))
 
-            def put(lst_ref: list, kind: str, **kw: Any) -> None:
-                rec.raw.put((getattr(lst_ref[0], "xtime", 0), next(rec._counter), rec.now(), kind, kw))
-
-            mref: list = []
-            kref: list = []
-            m = _Mouse(
-                on_move=lambda x, y, *a: put(mref, "move", x=int(x), y=int(y)),
-                on_click=lambda x, y, b, p, *a: put(
-                    mref, "press" if p else "release", x=int(x), y=int(y), button=getattr(b, "name", str(b))
-                ),
-                on_scroll=lambda x, y, dx, dy, *a: put(
-                    mref, "scroll", x=int(x), y=int(y), dx=int(dx), dy=-int(dy)
-                ),
+            lst = _Input(
+                on_press=lambda key, *a: put("key_down", key=key),
+                on_release=lambda key, *a: put("key_up", key=key),
             )
-            k = _Keys(
-                on_press=lambda key, *a: put(kref, "key_down", key=key),
-                on_release=lambda key, *a: put(kref, "key_up", key=key),
-            )
-            mref.append(m)
-            kref.append(k)
-            for lst in (m, k):
-                lst.daemon = True
-                lst.start()
-                self._listeners.append(lst)
-            for lst in (m, k):
-                lst.wait()
-                if not lst.running:
+            for one in (lst,):
+                one.daemon = True
+                one.start()
+                self._listeners.append(one)
+                one.wait()
+                if not one.running:
                     raise RecordingError("the pynput listener stopped at start")
         finally:
             for key, val in saved.items():
@@ -216,6 +214,7 @@ class Recorder:
             import Xlib.display
 
             d = Xlib.display.Display(self.display)
+            d.set_error_handler(lambda *a: None)  # the context may already be gone: that is fine
             for lst in self._listeners:
                 ctx = getattr(lst, "_context", None)
                 if ctx is not None:
@@ -346,26 +345,15 @@ class Recorder:
 
     # ---- events ---------------------------------------------------------------------------
     def _event_loop(self) -> None:
-        heap: list = []
+        """Process raw events in arrival order (the X server's order: one record context)."""
         state = EventState(self)
-        done = False
-        while not done or heap:
-            try:
-                item = self.raw.get(timeout=REORDER_S)
-            except queue.Empty:
-                item = False
+        while True:
+            item = self.raw.get()
             if item is None:
-                done = True
-            elif item:
-                heapq.heappush(heap, (item[0] or 0, item[1], item))
-                if item[0] == 0:  # a marker: flush in arrival order
-                    heap = [(0, h[1], h[2]) for h in heap]
-                    heapq.heapify(heap)
-            cutoff = self.now() - REORDER_S
-            while heap and (done or heap[0][2][2] <= cutoff):
-                _, _, (xtime, _, t, kind, kw) = heapq.heappop(heap)
-                try:
-                    state.handle(xtime, t, kind, kw)
-                except Exception as e:  # one bad event must not end the recording
-                    self.errors.append(f"{kind}: {e}")
+                break
+            xtime, _, t, kind, kw = item
+            try:
+                state.handle(xtime, t, kind, kw)
+            except Exception as e:  # noqa: BLE001 - one bad event must not end the recording
+                self.errors.append(f"{kind}: {e}")
         state.close()

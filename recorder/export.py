@@ -236,7 +236,7 @@ def _write_card(
     target = (
         "the assistant message is our action call string (parse_action reads it)"
         if layout == "openai-chat"
-        else "the gpt turn is a UI-TARS action string `Action: ...` in absolute pixel coordinates of the image"
+        else "the gpt turn is a UI-TARS action string `Action: ...` in absolute pixels of the image"
     )
     card = f"""# cua demonstration dataset ({layout})
 
