@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from cua.actions import Action
 from cua.env.base import ActionResult, EnvError, Environment
 from vm.guest.auth import AuthGuard
+from vm.guest.capture import grab_image
 from vm.guest.exec import ExecError, ExecRequest, ExecResult, run_argv
 from vm.guest.files import FileAccessError, FileRoot
 from vm.guest.middleware import AuthMiddleware, BodyLimitMiddleware
@@ -111,14 +112,6 @@ def _env_call(state: GuestState, fn: Callable[[Environment], Any]) -> Any:
         raise
     except Exception as e:  # noqa: BLE001 - a broken backend must not look like a bug in the request
         raise HTTPException(503, f"environment failed: {type(e).__name__}: {e}") from None
-
-
-def grab_image(env: Environment):
-    """A screenshot without perception when the backend offers one (`screenshot()`), else via observe()."""
-    shot = getattr(env, "screenshot", None)
-    if callable(shot):
-        return shot()
-    return env.observe().image()
 
 
 def create_app(cfg: GuestConfig) -> FastAPI:
