@@ -26,6 +26,7 @@ body { margin: 0; font: 16px sans-serif; }
   <button id="nope" disabled>Disabled one</button>
   <input id="name" type="text" aria-label="Your name">
   <a id="next" href="page2.html">Next page</a>
+  <a id="tab" href="page2.html" target="_blank">New tab</a>
 </div>
 <button id="gone" style="display:none">Hidden display</button>
 <button id="invis" style="visibility:hidden">Hidden visibility</button>

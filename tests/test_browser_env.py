@@ -115,6 +115,13 @@ def test_goto_link_and_back(env, obs, site):
     assert env.observe().url == f"{site}index.html"
 
 
+def test_a_new_tab_becomes_the_observed_page_until_it_closes(env, obs, site):
+    assert env.act(Click(element_id=by_name(obs, "New tab").id)).ok
+    assert env.observe().url == f"{site}page2.html"
+    env.page.close()
+    assert env.observe().url == f"{site}index.html"
+
+
 def test_off_screen_point_and_unknown_element_fail_clearly(env, obs):
     r = env.act(Click(x=5000, y=10))
     assert not r.ok and "off screen" in r.error

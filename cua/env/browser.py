@@ -176,8 +176,20 @@ class BrowserEnv(EnvBase):
         self._context = self._browser.new_context(
             viewport={"width": self.size[0], "height": self.size[1]}, device_scale_factor=1)
         self._context.add_init_script(_INIT_JS)
+        self._context.on("page", self._adopt_page)  # a popup / target=_blank tab becomes the page we see
         self.page = self._context.new_page()
         self.page.set_default_timeout(self.load_timeout * 1000)
+
+    def _adopt_page(self, page: Any) -> None:
+        page.set_default_timeout(self.load_timeout * 1000)
+        page.on("close", self._page_closed)
+        self.page = page
+
+    def _page_closed(self, page: Any) -> None:
+        if page is self.page and self._context is not None:
+            open_pages = [p for p in self._context.pages if not p.is_closed()]
+            if open_pages:
+                self.page = open_pages[-1]
 
     def reset(self) -> Observation:
         """A fresh browser context (no cookies, storage or history) at the start URL."""
