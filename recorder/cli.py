@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-console = Console(stderr=True)
+console = Console(stderr=True, soft_wrap=True)
 ENV_HELP = "sandbox:APP (starts its own desktop) | desktop (the current $DISPLAY)"
 
 
