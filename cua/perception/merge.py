@@ -118,7 +118,7 @@ def assign_ids(elements: list[UIElement]) -> list[UIElement]:
     seen: Counter[str] = Counter()
     for i, e in enumerate(elements):
         e.id = f"e{i}"
-        if e.source in ("ocr", "vision") and (not e.signature or e.signature.startswith(f"{e.source}/")):
+        if e.source in ("ocr", "vision"):
             base = f"{e.source}/{e.role}:{e.name}"
             if not e.name:  # nameless boxes are told apart by a coarse position
                 base += f"@{e.bbox[0] // 32},{e.bbox[1] // 32}"
