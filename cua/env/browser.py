@@ -11,24 +11,19 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import shutil
 import threading
 import time
 import uuid
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from PIL import Image
 
 from cua.actions import Action
 from cua.env.base import ActionResult, EnvBase, EnvError, resolve_point
+from cua.env.chromium import CHROMIUM_ARGS, acquire_driver, chromium_pids, find_chromium, release_driver
 from cua.perception.elements import Observation, UIElement
 
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
-]
 # Canonical key names (cua.actions.normalize_key) -> Playwright key names.
 PW_KEYS = {
     "enter": "Enter", "esc": "Escape", "tab": "Tab", "backspace": "Backspace", "delete": "Delete",
@@ -57,44 +52,6 @@ _INIT_JS = """(() => {
         attributes: true, characterData: true}); } catch (e) {}
   for (const t of ['input', 'change', 'scroll']) addEventListener(t, bump, true);
 })();"""
-
-
-def find_chromium(explicit: str | None = None) -> str:
-    """The Chromium binary: `explicit`, $CUA_CHROMIUM, /usr/bin/chromium, or `chromium` on PATH."""
-    for cand in (explicit, os.environ.get("CUA_CHROMIUM"), "/usr/bin/chromium"):
-        if cand and Path(cand).is_file() and os.access(cand, os.X_OK):
-            return cand
-        if cand and cand == explicit:
-            raise EnvError(f"chromium binary {cand!r} does not exist or is not executable; "
-                           "pass an existing path or install it with `apt-get install chromium`")
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found:
-        return found
-    raise EnvError("no Chromium found: install it with `apt-get install chromium`, "
-                   "or set CUA_CHROMIUM=/path/to/chromium")
-
-
-_DRIVERS = threading.local()  # one Playwright driver per thread, shared by that thread's envs
-
-
-def _acquire_driver() -> Any:
-    """The thread's Playwright driver (sync API allows one per thread), started on first use."""
-    if getattr(_DRIVERS, "count", 0) == 0:
-        from playwright.sync_api import sync_playwright
-
-        _DRIVERS.pw = sync_playwright().start()
-        _DRIVERS.count = 0
-    _DRIVERS.count += 1
-    return _DRIVERS.pw
-
-
-def _release_driver() -> None:
-    _DRIVERS.count -= 1
-    if _DRIVERS.count == 0:
-        pw, _DRIVERS.pw = _DRIVERS.pw, None
-        with contextlib.suppress(Exception):
-            pw.stop()
-
 
 def _settle(grab: Callable[[], bytes], timeout: float, stable_for: float) -> tuple[bool, bool, float]:
     """cua.env.settle.wait_settled when present; else the same polling loop, bounded by `timeout`."""
@@ -146,7 +103,7 @@ class BrowserEnv(EnvBase):
         self._pw = self._browser = self._context = self.page = None
         executable = find_chromium(chromium)
         try:
-            self._pw = _acquire_driver()
+            self._pw = acquire_driver()
             self._browser = self._pw.chromium.launch(
                 executable_path=executable, headless=headless,
                 args=[*CHROMIUM_ARGS, f"--cua-env-tag={self.tag}"], timeout=60_000,
@@ -208,7 +165,7 @@ class BrowserEnv(EnvBase):
                 with contextlib.suppress(Exception):  # best effort; the sweep below ends what is left
                     obj.close()
         if self._pw is not None and same_thread:
-            _release_driver()
+            release_driver()
         self._pw = self._browser = self._context = self.page = None
         for pid in reversed(chromium_pids(self.tag)):
             try:
@@ -388,29 +345,6 @@ class BrowserEnv(EnvBase):
                 self.page.keyboard.insert_text(line)
             if i < len(lines) - 1:
                 self.page.keyboard.press("Enter")
-
-
-def chromium_pids(tag: str) -> list[int]:
-    """Live pids of the chromium this env started (command line carries `--cua-env-tag`) and its children."""
-    needle = f"--cua-env-tag={tag}".encode()
-    roots, parent = set(), {}
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            stat = (d / "stat").read_text()
-            if stat.rsplit(")", 1)[1].split()[0] == "Z":
-                continue  # a zombie is already dead
-            parent[int(d.name)] = int(stat.rsplit(")", 1)[1].split()[1])
-            if needle in (d / "cmdline").read_bytes():
-                roots.add(int(d.name))
-        except (OSError, IndexError, ValueError):
-            continue
-    found, frontier = set(roots), set(roots)
-    while frontier:
-        frontier = {p for p, pp in parent.items() if pp in frontier and p not in found}
-        found |= frontier
-    return sorted(found)
 
 
 __all__ = ["CHROMIUM_ARGS", "PW_KEYS", "BrowserEnv", "chromium_pids", "find_chromium"]
