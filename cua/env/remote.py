@@ -162,13 +162,14 @@ class RemoteEnv(EnvBase):
         r = self.request("POST", "/act", json=sent.model_dump(mode="json", exclude_none=True))
         return ActionResult.model_validate(r.json())
 
-    def screenshot(self, fmt: str = "jpeg", scale: float = 1.0, quality: int = 85):
+    def screenshot(self, fmt: str = "jpeg", scale: float = 1.0, quality: int = 85, reuse: bool = True):
         """Only the screen image (no perception): fast polling."""
         import io
 
         from PIL import Image
 
-        r = self.request("GET", "/screenshot", params={"format": fmt, "scale": scale, "quality": quality})
+        params = {"format": fmt, "scale": scale, "quality": quality, "reuse": str(reuse).lower()}
+        r = self.request("GET", "/screenshot", params=params)
         img = Image.open(io.BytesIO(r.content))
         img.load()
         return img

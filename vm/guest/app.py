@@ -16,11 +16,11 @@ from pydantic import BaseModel
 from cua.actions import Action
 from cua.env.base import ActionResult, EnvError, Environment
 from vm.guest.auth import AuthGuard
-from vm.guest.capture import grab_image
+from vm.guest.capture import EncodedScreens
 from vm.guest.exec import ExecError, ExecRequest, ExecResult, run_argv
 from vm.guest.files import FileAccessError, FileRoot
 from vm.guest.middleware import AuthMiddleware, BodyLimitMiddleware
-from vm.guest.wire import MEDIA_TYPES, ImageFormat, ObservationWire, encode_image, observation_to_wire
+from vm.guest.wire import MEDIA_TYPES, ImageFormat, ObservationWire, observation_to_wire
 
 API_VERSION = "1"
 
@@ -126,6 +126,7 @@ def create_app(cfg: GuestConfig) -> FastAPI:
     app = FastAPI(lifespan=lifespan, title="cua guest", version=API_VERSION, docs_url=None, redoc_url=None, debug=False,
                   description="Screen, input, files and (opt-in) exec of one desktop. Bearer token required.")
     app.state.guest = state
+    screens = EncodedScreens()
 
     def files() -> FileRoot:
         if state.files is None:
@@ -147,9 +148,11 @@ def create_app(cfg: GuestConfig) -> FastAPI:
              responses={200: {"content": {"image/png": {}, "image/jpeg": {}}}})
     def screenshot(fmt: Annotated[ImageFormat, Query(alias="format")] = "png",
                    scale: Annotated[float, Query(gt=0, le=1)] = 1.0,
-                   quality: Annotated[int, Query(ge=1, le=100)] = 85) -> Response:
-        img = _env_call(state, grab_image)
-        return Response(encode_image(img, fmt, quality, scale), media_type=MEDIA_TYPES[fmt])
+                   quality: Annotated[int, Query(ge=1, le=100)] = 85,
+                   reuse: Annotated[bool, Query(description="Reuse the last encoding if no pixel changed.")] = True,
+                   ) -> Response:
+        data = _env_call(state, lambda env: screens.get(env, fmt, quality, scale, reuse))
+        return Response(data, media_type=MEDIA_TYPES[fmt])
 
     @app.get("/observe", response_model=ObservationWire, summary="Elements, window and (optionally) screenshot")
     def observe(screenshot: bool = True, fmt: Annotated[ImageFormat, Query(alias="format")] = "png",

@@ -28,16 +28,42 @@ def _own_display(env: Any) -> str | None:
     return None
 
 
-def _mss_grab(display: str) -> Image.Image:
+def _mss_raw(display: str) -> tuple[tuple[int, int], bytes]:
     import mss
 
     key = (threading.get_ident(), display)
     with _lock:
         grab = _grabbers.get(key)
         if grab is None:
-            grab = _grabbers[key] = mss.mss(display=display)
+            grab = _grabbers[key] = mss.MSS(display=display) if hasattr(mss, "MSS") else mss.mss(display=display)
     shot = grab.grab(grab.monitors[0])
-    return Image.frombytes("RGB", shot.size, shot.bgra, "raw", "BGRX")
+    return shot.size, bytes(shot.bgra)
+
+
+def _mss_grab(display: str) -> Image.Image:
+    size, raw = _mss_raw(display)
+    return Image.frombytes("RGB", size, raw, "raw", "BGRX")
+
+
+class EncodedScreens:
+    """Reuses the last encoding while the pixels are byte-identical (polling an idle screen is cheap)."""
+
+    def __init__(self) -> None:
+        self._last: tuple[bytes, tuple, bytes] | None = None
+
+    def get(self, env: Any, fmt: str, quality: int, scale: float, reuse: bool = True) -> bytes:
+        from vm.guest.wire import encode_image
+
+        display = None if callable(getattr(env, "screenshot", None)) else _own_display(env)
+        if display is None:
+            return encode_image(grab_image(env), fmt, quality, scale)
+        size, raw = _mss_raw(display)
+        params = (display, fmt, quality, scale)
+        if reuse and self._last is not None and self._last[1] == params and self._last[0] == raw:
+            return self._last[2]
+        data = encode_image(Image.frombytes("RGB", size, raw, "raw", "BGRX"), fmt, quality, scale)
+        self._last = (raw, params, data)
+        return data
 
 
 def grab_image(env: Any) -> Image.Image:
