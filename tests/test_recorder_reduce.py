@@ -187,3 +187,45 @@ def test_store_survives_sigkill(tmp_path):
     assert len(ev) > 200
     assert [e["data"]["i"] for e in ev] == list(range(len(ev)))  # a prefix, in order, nothing torn
     assert json.loads((tmp_path / "k" / "manifest.json").read_text())["complete"] is False
+
+
+class _PasswordProbe:
+    """Stands in for AT-SPI answers only: a login form whose focused field is a password field."""
+
+    field = {
+        "role": "password text",
+        "name": "Password",
+        "bbox": [100, 200, 300, 30],
+        "signature": "password text:Password",
+    }
+
+    def element_at(self, x, y):
+        return self.field
+
+    def focused(self):
+        return self.field
+
+
+def test_password_field_input_is_masked_and_blurred(tmp_path):
+    from types import SimpleNamespace as NS
+
+    from recorder.capture import Recorder
+    from recorder.events import EventState
+
+    rec = Recorder(tmp_path / "m", ":999", probe=_PasswordProbe())
+    rec.writer = SessionWriter(tmp_path / "m", {})
+    st = EventState(rec)
+    st.handle(0, 0.1, "press", {"x": 150, "y": 210, "button": "left"})
+    st.handle(0, 0.15, "release", {"x": 150, "y": 210, "button": "left"})
+    for i, c in enumerate("hunter2"):
+        st.handle(0, 0.2 + i * 0.05, "key_down", {"key": NS(char=c)})
+        st.handle(0, 0.22 + i * 0.05, "key_up", {"key": NS(char=c)})
+    st.close()
+    assert rec.sensitive == [(100, 200, 300, 30)]  # the frame thread blurs this box while it has focus
+    rec.writer.close()
+    events = Session(tmp_path / "m").events()
+    keys = [e for e in events if e["kind"].startswith("key")]
+    assert keys and all(e["char"] == "*" and e["masked"] == 1 for e in keys)
+    assert "hunter2" not in json.dumps(events)
+    acts = reduce_events(events)
+    assert acts[-1].action.to_json() == {"kind": "type", "text": "*******"} and acts[-1].masked
