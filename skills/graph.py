@@ -79,18 +79,22 @@ def visible_signatures(obs: Observation) -> set[str]:
 
 
 def distinguishing(new: Observation, old: Observation | None, limit: int = 6) -> tuple[list[str], list[str]]:
-    """Signatures that appeared (present) and disappeared (absent) going old -> new; a postcondition."""
+    """Signatures that appeared (present) and disappeared (absent) going old -> new; a postcondition.
+
+    Controls, dialogs and menu items are preferred; free-text elements (whose names may be a clock or
+    document content) are used only when nothing else changed.
+    """
     now = visible_signatures(new)
     before = visible_signatures(old) if old is not None else set()
     volatile = set(VOLATILE_ROLES)
-    by_sig = {e.signature: e for e in new.elements}
+    roles = {e.signature: e.role.lower() for e in [*(old.elements if old else []), *new.elements]}
 
-    def rank(sig: str) -> tuple[int, int]:
-        el = by_sig.get(sig)
-        return (0 if el is not None and el.role not in volatile and el.name else 1, len(sig))
+    def pick(sigs: set[str], free_text: bool) -> list[str]:
+        return sorted((s for s in sigs if free_text or roles.get(s) not in volatile), key=len)[:limit]
 
-    present = sorted(now - before, key=rank)[:limit]
-    absent = sorted(before - now, key=len)[:limit]
+    present, absent = pick(now - before, False), pick(before - now, False)
+    if not present and not absent:
+        present, absent = pick(now - before, True), pick(before - now, True)
     return present, absent
 
 

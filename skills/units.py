@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from cua.perception.elements import Observation, UIElement
-from skills.graph import distinguishing, is_visible, state_key
+from skills.graph import VOLATILE_ROLES, distinguishing, is_visible, state_key
 from skills.profile import clean_name
 from skills.skill import Condition, Skill, SkillStep
 
@@ -71,8 +71,9 @@ def unit_skill(app: str, names: list[str], steps: list[dict[str, Any]], el: UIEl
     present, absent = distinguishing(new, pre)
     present = [s for s in present if s not in volatile]
     absent = [s for s in absent if s not in volatile]
-    if not present and not absent:  # nothing appeared or vanished: require the state's own elements
-        present = [e.signature for e in new.elements if is_visible(e, new.size) and e.signature not in volatile][:3]
+    if not present and not absent:  # nothing appeared or vanished: require the state's own controls
+        present = [e.signature for e in new.elements if is_visible(e, new.size) and e.signature not in volatile
+                   and e.role not in VOLATILE_ROLES][:3]
     text = describe(names, el, new, pre, app)
     start_sigs = sorted(e.signature for e in start.elements if is_visible(e, start.size) and e.role == "menu")[:6]
     return Skill(
