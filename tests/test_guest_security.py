@@ -251,3 +251,15 @@ def test_remote_client_reports_rejected_token(world):
 def _forward(client: TestClient, req: httpx.Request) -> httpx.Response:
     r = client.request(req.method, req.url.raw_path.decode(), headers=dict(req.headers), content=req.content)
     return httpx.Response(r.status_code, headers=r.headers, content=r.content)
+
+
+def test_serve_refuses_a_weak_token_and_has_an_example(tmp_path):
+    import subprocess
+    import sys
+
+    cua = str(Path(sys.executable).with_name("cua"))
+    env = {**os.environ, "CUA_TOKEN": "short"}
+    r = subprocess.run([cua, "serve", "--port", "1"], check=False, capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 1 and "too short" in r.stderr
+    r = subprocess.run([cua, "serve", "--help"], check=False, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "Example: cua serve" in r.stdout

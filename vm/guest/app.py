@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,7 @@ class GuestConfig:
     max_file: int = 64 * 1024 * 1024
     guard_options: dict[str, Any] = field(default_factory=dict)
     recorder: Any = None
+    call_timeout: float = 300.0
 
 
 class GuestState:
@@ -51,7 +53,11 @@ class GuestState:
 
     def call(self, fn: Callable[[Environment], Any]) -> Any:
         """Run `fn(env)` on the worker thread (creating the env on first use) and return its result."""
-        return self._worker.submit(lambda: fn(self._get())).result()
+        try:
+            return self._worker.submit(lambda: fn(self._get())).result(timeout=self.cfg.call_timeout)
+        except FutureTimeout:
+            raise EnvError(f"the environment did not answer within {self.cfg.call_timeout:.0f} s; it may be "
+                           "hung: restart the guest") from None
 
     def _get(self) -> Environment:
         if self._env is None:
