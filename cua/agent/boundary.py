@@ -89,6 +89,19 @@ def nearest_list(matches: list[tuple[Any, float]], task: str) -> list[dict[str, 
             for s, score in matches]
 
 
+def retrieve(library: Any, task: str, k: int = 5) -> list[tuple[Any, float]]:
+    """library.search (BM25) first; then, for what BM25 cannot score (tiny libraries give every
+    shared word zero IDF), the remaining skills ranked by word coverage of the task, so the nearest
+    skills can always be listed."""
+    hits = list(library.search(task, k=k))
+    if len(hits) < k:
+        seen = {s.name for s, _ in hits}
+        extra = [(s, coverage(task, s)) for s in library.list() if s.name not in seen]
+        order = {"verified": 0, "unverified": 1, "failed": 2}
+        hits += sorted(extra, key=lambda p: (-p[1], order.get(p[0].status, 3), p[0].name))[: k - len(hits)]
+    return hits
+
+
 def decide(task: str, matches: list[tuple[Any, float]], has_model: bool, min_cover: float = MIN_COVER) -> Decision:
     """What to do with `task` given library matches (best first) and whether a model is configured."""
     nearest = nearest_list(matches, task)
@@ -101,7 +114,7 @@ def decide(task: str, matches: list[tuple[Any, float]], has_model: bool, min_cov
     if has_model:
         return Decision("model", nearest=nearest)
     if not verified:
-        why = "no skills in the library match" if not matches else "no verified skill covers this task"
+        why = "the skill library is empty" if not matches else "no verified skill covers this task"
         return Decision("outside", reason=f"{why}, and no model is configured (--model none)", nearest=nearest)
     errors = []
     for skill in verified:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from cua.agent.boundary import OUTSIDE, decide
+from cua.agent.boundary import OUTSIDE, decide, retrieve
 from cua.agent.executor import Executor, StepOutcome
 from cua.agent.guarded_env import GuardedEnv, StopRequested
 from cua.agent.planner import Planner, PlanningFailed
@@ -144,7 +144,7 @@ def _write_report(out_dir: Path) -> Path | None:
 
 def _run(task: str, env: GuardedEnv, model: Model | None, library: Any, budget: Budget, mode: str,
          max_reprompts: int, res: RunResult, on_step: Callable[[int, str], None] | None) -> tuple[str, str]:
-    matches = library.search(task, k=5) if library is not None else []
+    matches = retrieve(library, task, k=5) if library is not None else []
     decision = decide(task, matches, has_model=model is not None)
     res.nearest_skills = decision.nearest
     executor = Executor(env, library)

@@ -139,10 +139,10 @@ class EmergencyStop:
         raise KeyboardInterrupt
 
     def _on_hotkey(self) -> None:
-        import _thread
+        import os
 
         self.trigger(f"stop hotkey {self.hotkey}")
-        _thread.interrupt_main()
+        os.kill(os.getpid(), signal.SIGINT)  # a real signal also interrupts blocking calls in the main thread
 
     def __enter__(self) -> EmergencyStop:
         if threading.current_thread() is threading.main_thread():
@@ -157,6 +157,7 @@ class EmergencyStop:
             self._old = None
         if self._listener is not None:
             self._listener.stop()
+            self._listener.join(2)
             self._listener = None
 
 
