@@ -12,7 +12,20 @@ from pathlib import Path
 import pytest
 from browser_fixtures import page_server, pid_alive, silent_server
 
-from cua.actions import Back, Click, Goto, Hotkey, Key, Scroll, Target, Type, parse_action
+from cua.actions import (
+    Back,
+    Click,
+    Drag,
+    Goto,
+    Hotkey,
+    Key,
+    MouseDown,
+    MouseUp,
+    Scroll,
+    Target,
+    Type,
+    parse_action,
+)
 from cua.env import EnvError, make_env
 from cua.env.browser import BrowserEnv, chromium_pids
 from cua.perception.dom import collect_dom
@@ -215,3 +228,28 @@ def _try_observe(env) -> str:
     except EnvError as e:
         return str(e)
     return "no error"
+
+
+EVENTS_PAGE = (
+    "data:text/html,<body style='margin:0;height:700px'><script>window.ev = [];"
+    "for (const t of ['mousedown', 'mouseup', 'dblclick', 'contextmenu'])"
+    " addEventListener(t, e => { ev.push([t, e.button, e.clientX, e.clientY]); e.preventDefault(); });"
+    "</script></body>"
+)
+
+
+def test_pointer_actions_send_the_right_mouse_events(env):
+    assert env.act(Goto(url=EVENTS_PAGE)).ok
+    env.observe()
+
+    def events(action):
+        env.evaluate("() => { window.ev = []; }")
+        assert env.act(action).ok
+        return env.evaluate("ev")
+
+    assert sorted(events(parse_action("right_click(x=50, y=60)"))) == [  # contextmenu order is per-OS
+        ["contextmenu", 2, 50, 60], ["mousedown", 2, 50, 60], ["mouseup", 2, 50, 60]]
+    assert ["dblclick", 0, 70, 80] in events(parse_action("double_click(x=70, y=80)"))
+    assert events(Drag(x=10, y=20, to_x=300, to_y=200)) == [["mousedown", 0, 10, 20], ["mouseup", 0, 300, 200]]
+    assert events(MouseDown(x=5, y=6)) == [["mousedown", 0, 5, 6]]
+    assert events(MouseUp(x=7, y=8)) == [["mouseup", 0, 7, 8]]
