@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -24,9 +23,24 @@ def recording(tmp_path_factory):
     out = tmp_path_factory.mktemp("rec") / "demo1"
     with xvfb() as display:
         env = {**os.environ, "DISPLAY": display}
-        p = subprocess.Popen([*CUA, "record", "--env", "desktop", "--out", str(out), "--task", "type a greeting",
-                              "--duration", "120"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
+        p = subprocess.Popen(
+            [
+                *CUA,
+                "record",
+                "--env",
+                "desktop",
+                "--out",
+                str(out),
+                "--task",
+                "type a greeting",
+                "--duration",
+                "120",
+            ],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             line = p.stdout.readline().strip()
             assert line == f"DISPLAY={display}", (line, p.stderr.read() if p.poll() is not None else "")
@@ -57,8 +71,12 @@ def test_record_cli_stops_on_sigterm_with_complete_flag(recording):
 def test_export_qwen_vl_dataset_loads(recording, tmp_path):
     out, _ = recording
     ds = tmp_path / "ds"
-    r = subprocess.run([*CUA, "export", str(out), "--format", "qwen-vl", "--out", str(ds), "--val", "0.25"],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [*CUA, "export", str(out), "--format", "qwen-vl", "--out", str(ds), "--val", "0.25"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     train = [json.loads(x) for x in (ds / "train.jsonl").read_text().splitlines()]
     val = [json.loads(x) for x in (ds / "val.jsonl").read_text().splitlines()]
@@ -67,8 +85,10 @@ def test_export_qwen_vl_dataset_loads(recording, tmp_path):
         assert (ds / rec["image"]).exists()
         assert rec["conversations"][0]["value"].startswith("<image>\nTask: type a greeting")
         parse_action(rec["conversations"][1]["value"], "uitars")  # the target parses back
-    targets = [parse_action(r["conversations"][1]["value"], "uitars").to_json()
-               for r in sorted(train + val, key=lambda r: r["id"])]
+    targets = [
+        parse_action(r["conversations"][1]["value"], "uitars").to_json()
+        for r in sorted(train + val, key=lambda r: r["id"])
+    ]
     assert targets == [
         {"kind": "click", "x": 120, "y": 90, "button": "left", "clicks": 1},
         {"kind": "type", "text": "hi there"},
@@ -81,8 +101,12 @@ def test_export_qwen_vl_dataset_loads(recording, tmp_path):
 
 def test_export_openai_chat_and_trajectory(recording, tmp_path):
     out, _ = recording
-    r = subprocess.run([*CUA, "export", str(out), "--format", "openai-chat", "--out", str(tmp_path / "oa"),
-                        "--val", "0"], capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [*CUA, "export", str(out), "--format", "openai-chat", "--out", str(tmp_path / "oa"), "--val", "0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     rows = [json.loads(x) for x in (tmp_path / "oa" / "train.jsonl").read_text().splitlines()]
     assert len(rows) == 4 and (tmp_path / "oa" / "val.jsonl").read_text() == ""
@@ -91,8 +115,12 @@ def test_export_openai_chat_and_trajectory(recording, tmp_path):
     img = next(p for p in msgs[1]["content"] if p["type"] == "image_url")["image_url"]["url"]
     assert (tmp_path / "oa" / img).exists()
     assert parse_action(msgs[2]["content"]).to_json() == {"kind": "type", "text": "hi there"}
-    r = subprocess.run([*CUA, "export", str(out), "--format", "trajectory", "--out", str(tmp_path / "tr")],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [*CUA, "export", str(out), "--format", "trajectory", "--out", str(tmp_path / "tr")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     from cua.trajectory import Trajectory
 
@@ -103,23 +131,41 @@ def test_export_openai_chat_and_trajectory(recording, tmp_path):
     # the exported trajectory reads back as the same demonstration
     from recorder.demo import load_demo
 
-    assert [s.action.to_json() for s in load_demo(tmp_path / "tr").steps] == \
-        [s.action.to_json() for s in load_demo(out).steps]
+    assert [s.action.to_json() for s in load_demo(tmp_path / "tr").steps] == [
+        s.action.to_json() for s in load_demo(out).steps
+    ]
 
 
 def test_bad_inputs_give_clear_errors(tmp_path):
-    r = subprocess.run([*CUA, "export", str(tmp_path), "--format", "qwen-vl", "--out", str(tmp_path / "o")],
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [*CUA, "export", str(tmp_path), "--format", "qwen-vl", "--out", str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 1 and "neither a recording" in r.stderr
-    r = subprocess.run([*CUA, "export", str(tmp_path), "--format", "csv", "--out", str(tmp_path / "o")],
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [*CUA, "export", str(tmp_path), "--format", "csv", "--out", str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 1 and "unknown --format 'csv'" in r.stderr
-    r = subprocess.run([*CUA, "record", "--env", "browser:about:blank", "--out", str(tmp_path / "b")],
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [*CUA, "record", "--env", "browser:about:blank", "--out", str(tmp_path / "b")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 1 and "not supported" in r.stderr
     env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
-    r = subprocess.run([*CUA, "record", "--env", "desktop", "--out", str(tmp_path / "d")], env=env,
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [*CUA, "record", "--env", "desktop", "--out", str(tmp_path / "d")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 1 and "DISPLAY is not set" in r.stderr
     for verb in ("record", "replay", "export"):
         r = subprocess.run([*CUA, verb, "--help"], capture_output=True, text=True, timeout=60)
