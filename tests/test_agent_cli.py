@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -157,7 +158,12 @@ def test_stop_hotkey_on_the_desktop(tmp_path):
                 interrupted = True
         assert stop.stopped.is_set() and "hotkey" in stop.reason
         assert interrupted
+        assert stop._listener is None, "the listener is released on exit"
     finally:
+        subprocess.run(["xdotool", "key", "shift"], env={**os.environ, "DISPLAY": display})  # wakes pynput's
+        for t in threading.enumerate():  # record loop so its thread ends before the display goes away
+            if "pynput" in type(t).__module__:
+                t.join(5)
         if old is None:
             os.environ.pop("DISPLAY", None)
         else:

@@ -157,7 +157,7 @@ class EmergencyStop:
             self._old = None
         if self._listener is not None:
             self._listener.stop()
-            self._listener.join(2)
+            self._listener.join(0.2)  # pynput wakes only on the next X event; it is a daemon thread
             self._listener = None
 
 
