@@ -1,0 +1,194 @@
+#!/usr/bin/python3
+"""AT-SPI tree walker, run by Debian's /usr/bin/python3 (gi/Atspi are not importable from the venv).
+
+Protocol: one JSON request per stdin line, one JSON reply per stdout line.
+  {"op": "hello"}                                       -> {"ok": true}
+  {"op": "snapshot", "max_nodes": N, "timeout": S, "screen": [w, h]}
+      -> {"nodes": [...], "window_title": str, "app": str, "partial": bool, "visited": int}
+Each node: role, name, bbox [x, y, w, h], states [...], path ['role:name', ...], value, top (bool),
+depth. Only showing nodes are walked; the walk stops at max_nodes or the time budget (partial=true).
+This file must stay importable by a plain system python3 (no venv packages).
+"""
+
+import json
+import sys
+import time
+
+LAYOUT_ROLES = {"filler", "panel", "scroll pane", "viewport", "layered pane", "root pane", "glass pane",
+                "split pane", "section", "unknown", "redundant object", "invalid", "internal frame"}
+TEXT_ROLES = {"text", "entry", "password text", "paragraph", "document text", "spin button", "terminal",
+              "editbar", "combo box"}
+WINDOW_ROLES = {"frame", "window", "dialog", "alert", "file chooser", "color chooser", "font chooser"}
+STATE_KEEP = {"active", "armed", "busy", "checked", "collapsed", "editable", "enabled", "expandable",
+              "expanded", "focusable", "focused", "indeterminate", "modal", "multi-line", "pressed",
+              "selectable", "selected", "sensitive", "showing", "visible", "checkable", "read-only",
+              "has-popup", "single-line", "required", "invalid-entry", "visited"}
+
+
+def _import_atspi():
+    import gi
+
+    gi.require_version("Atspi", "2.0")
+    from gi.repository import Atspi, GLib
+
+    return Atspi, GLib
+
+
+class Walker:
+    def __init__(self):
+        self.Atspi, self.GLib = _import_atspi()
+        A = self.Atspi
+        A.init()
+        try:
+            A.set_timeout(1500, 15000)
+        except Exception:  # noqa: BLE001 - older libatspi
+            pass
+        self.SHOWING = A.StateType.SHOWING
+        # Listening makes apps emit these events, which keep libatspi's cache current.
+        self.listener = A.EventListener.new(lambda ev: None)
+        for kind in ("object:state-changed", "object:children-changed", "object:property-change",
+                     "window:activate", "window:deactivate"):
+            try:
+                self.listener.register(kind)
+            except Exception:  # noqa: BLE001
+                pass
+        self.pump()
+
+    def pump(self, budget=0.05):
+        ctx = self.GLib.MainContext.default()
+        end = time.monotonic() + budget
+        while ctx.pending() and time.monotonic() < end:
+            ctx.iteration(False)
+
+    def states(self, node):
+        try:
+            ss = node.get_state_set()
+            out = []
+            for st in ss.get_states():
+                nick = st.value_nick.replace("_", "-")
+                if nick in STATE_KEEP:
+                    out.append(nick)
+            return out
+        except Exception:  # noqa: BLE001
+            return []
+
+    def bbox(self, node):
+        try:
+            r = node.get_extents(self.Atspi.CoordType.SCREEN)
+            return [int(r.x), int(r.y), int(r.width), int(r.height)]
+        except Exception:  # noqa: BLE001
+            return None
+
+    def value(self, node, role, states):
+        if role not in TEXT_ROLES and "editable" not in states:
+            return None
+        try:
+            if "Text" not in node.get_interfaces():
+                return None
+            n = self.Atspi.Text.get_character_count(node)
+            return self.Atspi.Text.get_text(node, 0, min(n, 4000))
+        except Exception:  # noqa: BLE001
+            return None
+
+    def snapshot(self, max_nodes=3000, timeout=2.0, screen=(1280, 800)):
+        A = self.Atspi
+        self.pump()
+        deadline = time.monotonic() + timeout
+        nodes, visited, partial = [], 0, False
+        title, app_name, first_title, first_app = "", "", "", ""
+        desktop = A.get_desktop(0)
+        sw, sh = screen
+        stack = []
+        for i in range(desktop.get_child_count() - 1, -1, -1):
+            app = desktop.get_child_at_index(i)
+            if app is None:
+                continue
+            try:
+                aname = app.get_name() or ""
+            except Exception:  # noqa: BLE001
+                continue
+            path = ["application:" + aname]
+            try:
+                n_win = app.get_child_count()
+            except Exception:  # noqa: BLE001
+                continue
+            for j in range(n_win - 1, -1, -1):
+                stack.append((app.get_child_at_index(j), path, aname, True, 0))
+        while stack:
+            if visited >= max_nodes or time.monotonic() > deadline:
+                partial = True
+                break
+            node, path, aname, top, depth = stack.pop()
+            if node is None:
+                continue
+            visited += 1
+            try:
+                role = node.get_role_name() or "unknown"
+                name = " ".join((node.get_name() or "").split())
+            except Exception:  # noqa: BLE001 - the node died during the walk
+                continue
+            states = self.states(node)
+            if "showing" not in states:
+                continue
+            box = self.bbox(node)
+            if top and role in WINDOW_ROLES:
+                if not first_title:
+                    first_title, first_app = name, aname
+                if "active" in states and not title:
+                    title, app_name = name, aname
+            if box is not None and box[2] > 0 and box[3] > 0:
+                x0, y0 = max(box[0], 0), max(box[1], 0)
+                x1, y1 = min(box[0] + box[2], sw), min(box[1] + box[3], sh)
+                if x1 > x0 and y1 > y0:
+                    nodes.append({"role": role, "name": name, "bbox": [x0, y0, x1 - x0, y1 - y0],
+                                  "states": states, "path": path, "top": top, "depth": depth,
+                                  "value": self.value(node, role, states)})
+            # ancestors for the signature: top-level windows by role only (titles change),
+            # unnamed layout containers skipped
+            if top and role == "frame":
+                step = "frame:"
+            elif role in LAYOUT_ROLES and not name:
+                step = None
+            else:
+                step = role + ":" + name
+            child_path = path + [step] if step else path
+            try:
+                n = node.get_child_count()
+            except Exception:  # noqa: BLE001
+                continue
+            for k in range(min(n, max_nodes) - 1, -1, -1):
+                try:
+                    child = node.get_child_at_index(k)
+                except Exception:  # noqa: BLE001
+                    continue
+                stack.append((child, child_path, aname, False, depth + 1))
+        return {"nodes": nodes, "window_title": title or first_title, "app": app_name or first_app,
+                "partial": partial, "visited": visited}
+
+
+def main():
+    walker = None
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            req = json.loads(line)
+            if walker is None:
+                walker = Walker()
+            op = req.get("op")
+            if op == "hello":
+                out = {"ok": True}
+            elif op == "snapshot":
+                out = walker.snapshot(int(req.get("max_nodes", 3000)), float(req.get("timeout", 2.0)),
+                                      tuple(req.get("screen", (1280, 800))))
+            else:
+                out = {"error": "unknown op %r" % op}
+        except Exception as e:  # noqa: BLE001 - every failure becomes a reply, never a crash
+            out = {"error": "%s: %s" % (type(e).__name__, e)}
+        sys.stdout.write(json.dumps(out) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
