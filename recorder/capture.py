@@ -27,7 +27,6 @@ from recorder.privacy import blur_regions, scrub_identity
 from recorder.store import RecordingError, SessionWriter, VideoWriter
 
 
-
 class ContextProbe(Protocol):
     """Where an input landed: the element at a point, the focused element (dicts of UIElement fields)."""
 
@@ -148,6 +147,8 @@ class Recorder:
         except Exception as e:
             self._teardown()
             raise RecordingError(f"cannot capture input on display {self.display}: {e}") from None
+        if hasattr(self.probe, "start"):
+            self.probe.start(self.now)
         for name, fn in (("recorder-frames", self._frame_loop), ("recorder-events", self._event_loop)):
             th = threading.Thread(target=fn, name=name, daemon=True)
             th.start()
@@ -184,8 +185,12 @@ class Recorder:
                             dx, dy = scrolls[event.detail]
                             put("scroll", x=x, y=y, dx=dx, dy=dy)
                     elif event.type in (X.ButtonPress, X.ButtonRelease):
-                        put("press" if event.type == X.ButtonPress else "release", x=x, y=y,
-                            button=buttons.get(event.detail, f"button{event.detail}"))
+                        put(
+                            "press" if event.type == X.ButtonPress else "release",
+                            x=x,
+                            y=y,
+                            button=buttons.get(event.detail, f"button{event.detail}"),
+                        )
 
             def put(kind: str, **kw: Any) -> None:
                 rec.raw.put((getattr(lst, "xtime", 0), next(rec._counter), rec.now(), kind, kw))
@@ -291,6 +296,8 @@ class Recorder:
         self.raw.put(None)
         for th in self._threads:
             th.join(30)
+        if hasattr(self.probe, "stop"):
+            self.probe.stop()
         if final and self.video is not None and self.writer is not None:
             self._final_frame()
         if self.video is not None:

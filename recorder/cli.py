@@ -71,8 +71,10 @@ def record(
     except RecordingError as e:
         target.close()
         _fail(str(e))
+
     def stop(*_):
         return rec.stopped.set()
+
     old = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
     print(f"DISPLAY={target.display}", flush=True)
     console.print(

@@ -150,8 +150,10 @@ def _from_trajectory(path: Path) -> Demo:
     m = tr.meta
     end_frame = None
     if (path / "frames" / "final.png").exists():
+
         def end_frame():
             return Image.open(path / "frames" / "final.png").convert("RGB")
+
     return Demo(
         path=path,
         kind="trajectory",

@@ -80,6 +80,7 @@ class EventState:
         self.last_key_t = -1.0
         self.last_scroll_t = -1.0
         self.focus: tuple[float, dict | None] = (-1.0, None)
+        self.stored_focus: dict | None = None
         self.window: tuple[float, dict] = (-1.0, {})
         try:
             self.win = WindowProbe(rec.display)
@@ -117,6 +118,9 @@ class EventState:
         data: dict[str, Any] = {}
         if kind in ("press", "scroll", "key_down"):
             data["window"] = self._window(t)
+            note = getattr(rec.probe, "note_input", None)
+            if note is not None:
+                self._probe(lambda: note(t, kind, row.get("key"), bool(self.held - {"shift"})))
         if kind == "press":
             self.focus = (-1.0, None)
             el = self._probe(lambda: rec.probe.element_at(row["x"], row["y"]))
@@ -124,9 +128,13 @@ class EventState:
                 data["element"] = el
                 rec.sensitive = [tuple(el["bbox"])] if is_password(el) else []
         elif kind in ("key_down", "key_up"):
-            focus = self._focused(t)
-            if kind == "key_down" and focus:
-                data["element"] = focus
+            focus = self._focused(t) if kind == "key_down" else self.focus[1]
+            if (
+                kind == "key_down"
+                and focus
+                and (self._wants_keyframe(kind, row, t) or focus != self.stored_focus)
+            ):
+                data["element"] = self.stored_focus = focus
             if is_password(focus):
                 mask_event(row)
                 rec.sensitive = [tuple(focus["bbox"])]
@@ -204,7 +212,7 @@ class EventState:
             return None
 
     def _focused(self, t: float) -> dict[str, Any] | None:
-        if t - self.focus[0] > FOCUS_TTL_S:
+        if getattr(self.rec.probe, "cheap_focus", False) or t - self.focus[0] > FOCUS_TTL_S:
             self.focus = (t, self._probe(lambda: self.rec.probe.focused()))
         return self.focus[1]
 

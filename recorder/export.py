@@ -38,8 +38,10 @@ def uitars_action(action: Action) -> str:
     """The UI-TARS action string for one of our actions (cua.action_formats parses it back)."""
     d = action.to_json()
     k = d["kind"]
+
     def box(x, y):
         return f"'({x},{y})'"
+
     if k == "click":
         if d.get("button") == "right":
             return f"right_single(start_box={box(d['x'], d['y'])})"

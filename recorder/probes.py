@@ -6,9 +6,12 @@ looks up the element under the pointer / in focus through AT-SPI (cua.perception
 
 from __future__ import annotations
 
+import math
 import os
+import threading
+import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from recorder.store import RecordingError
 
@@ -22,33 +25,98 @@ def _as_dict(el: Any) -> dict[str, Any] | None:
 
 
 class A11yProbe:
-    """Element lookups through the env's own AT-SPI access (same bus as its app)."""
+    """Pre-action AT-SPI lookups: a background thread keeps recent snapshots of the accessibility tree.
 
-    def __init__(self, env: Any = None):
-        self.env = env
+    A snapshot is taken after every input that may change the UI (and every REFRESH_S when idle).
+    The element under a click is looked up in the latest snapshot that started after the previous
+    input and before the click, i.e. the UI as the person saw it, not after the click changed it.
+    """
 
-    def _a11y(self) -> Any:
-        from cua.perception import a11y
+    cheap_focus = True
+    REFRESH_S = 3.0
+    WAIT_S = 3.0
 
-        return a11y
+    def __init__(self, env_vars: dict[str, str] | None = None, screen: tuple[int, int] = (1280, 800)):
+        from cua.perception.a11y import A11yReader
+
+        self.reader = A11yReader(env_vars, screen)
+        self.snaps: list[tuple[float, float, Any]] = []  # (started, finished, snapshot)
+        self.cond = threading.Condition()
+        self.prev_input = self.last_input = self.focus_change = -1.0
+        self.kick = threading.Event()
+        self.done = threading.Event()
+        self.clock: Callable[[], float] = time.monotonic
+        self.inflight: float | None = None
+        self.thread: threading.Thread | None = None
+
+    def start(self, clock: Callable[[], float]) -> None:
+        self.clock = clock
+        self.thread = threading.Thread(target=self._loop, name="recorder-a11y", daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.done.set()
+        self.kick.set()
+        if self.thread is not None:
+            self.thread.join(10)
+        self.reader.close()
+
+    def _loop(self) -> None:
+        while not self.done.is_set():
+            self.kick.wait(self.REFRESH_S)
+            self.kick.clear()
+            if self.done.is_set():
+                break
+            t0 = self.clock()
+            with self.cond:
+                self.inflight = t0
+            snap = self.reader.snapshot(timeout=1.5)
+            with self.cond:
+                self.inflight = None
+                if not snap.error:
+                    self.snaps = [*self.snaps[-7:], (t0, self.clock(), snap)]
+                self.cond.notify_all()
+
+    def note_input(self, t: float, kind: str, key: str | None, combo: bool) -> None:
+        """Called for each press / scroll / key down, before the lookups for it."""
+        self.prev_input, self.last_input = self.last_input, t
+        typing = kind == "key_down" and key not in ("enter", "tab", "esc") and not combo
+        if kind == "press" or (kind == "key_down" and not typing):
+            self.focus_change = t
+        if not typing:
+            self.kick.set()
+
+    def _snapshot_since(self, since: float, until: float) -> Any:
+        """The latest snapshot started in [since, until]; waits (bounded) for one in flight."""
+        deadline = time.monotonic() + self.WAIT_S
+        with self.cond:
+            while True:
+                ok = [s for s in self.snaps if since <= s[0] <= until]
+                if ok:
+                    return ok[-1][2]
+                if self.inflight is None or not (since <= self.inflight <= until):
+                    return None
+                if not self.cond.wait(max(0.0, deadline - time.monotonic())):
+                    return None
 
     def element_at(self, x: int, y: int) -> dict[str, Any] | None:
-        fn = getattr(self.env, "element_at", None)
-        if fn is None:
-            a11y = self._a11y()
-            fn = getattr(a11y, "element_at", None)
-            if fn is None:
-                return None
-        return _as_dict(fn(x, y))
+        from cua.perception.a11y import smallest_at
+
+        snap = self._snapshot_since(self.prev_input, self.last_input)
+        if snap is None:  # nothing taken between the previous input and this one: look now
+            snap = self.reader.snapshot(timeout=1.5)
+        return _as_dict(smallest_at(snap.elements, x, y))
 
     def focused(self) -> dict[str, Any] | None:
-        fn = getattr(self.env, "focused_element", None)
-        if fn is None:
-            a11y = self._a11y()
-            fn = getattr(a11y, "focused_element", None) or getattr(a11y, "focused", None)
-            if fn is None:
-                return None
-        return _as_dict(fn())
+        snap = self._snapshot_since(self.focus_change, math.inf)
+        if snap is None:
+            self.kick.set()
+            snap = self._snapshot_since(self.focus_change, math.inf) or (
+                self.snaps[-1][2] if self.snaps else None
+            )
+        if snap is None:
+            return None
+        return _as_dict(next((e for e in reversed(snap.elements) if "focused" in e.states), None))
 
 
 @dataclass
@@ -86,7 +154,10 @@ def open_target(spec: str) -> RecordTarget:
         if not disp:
             env.close()
             raise RecordingError(f"the {spec} env does not expose its X display; cannot record it")
-        return RecordTarget(disp, x_env, A11yProbe(env), env)
+        size = tuple(
+            getattr(env, "size", None) or getattr(getattr(env, "sandbox", None), "size", (1280, 800))
+        )
+        return RecordTarget(disp, x_env, A11yProbe(x_env or None, size), env)
     if kind == "desktop":
         disp = os.environ.get("DISPLAY")
         if not disp:
