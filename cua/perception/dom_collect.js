@@ -235,14 +235,15 @@
     if (!el || el.nodeType !== 1) continue;
     const tag = el.tagName;
     if (tag === 'SCRIPT' || tag === 'STYLE' || tag === 'NOSCRIPT' || tag === 'TEMPLATE' || tag === 'HEAD') continue;
-    let style = null;
-    if (el.checkVisibility && !el.checkVisibility({opacityProperty: true})) {
-      style = getComputedStyle(el);
-      if (style.display !== 'contents') continue;
-    }
-    style = style || getComputedStyle(el);
     const rect = el.getBoundingClientRect();
-    const shown = style.visibility !== 'hidden' && style.visibility !== 'collapse' && rect.width > 0 && rect.height > 0;
+    const off = rect.right <= ctx.clip.left || rect.left >= ctx.clip.right || rect.bottom <= ctx.clip.top ||
+      rect.top >= ctx.clip.bottom;
+    if (off && !el.firstElementChild && !el.shadowRoot) continue; // an off-screen leaf: nothing to see
+    if (!off && el.checkVisibility && !el.checkVisibility({opacityProperty: true}) &&
+        getComputedStyle(el).display !== 'contents') continue; // hidden with its whole subtree
+    const style = off ? null : getComputedStyle(el);
+    const shown = !off && style.visibility !== 'hidden' && style.visibility !== 'collapse' &&
+      rect.width > 0 && rect.height > 0;
     let role = roleOf(el, tag);
     let clickable = false;
     if (!role && !inside && shown && (hasListener(el) || (el.hasAttribute('tabindex') && el.tabIndex >= 0) ||
