@@ -154,8 +154,8 @@ def _run(task: str, env: GuardedEnv, model: Model | None, library: Any, budget: 
     if decision.kind == "skill":
         step = PlanStep(skill=decision.skill.name, args=decision.args)
         outcome = executor.run_skill(step)
-        return ("success", f"skill {step.describe()} ran and its postcondition holds") if outcome.ok else (
-            "failure", f"skill {step.describe()} failed: {outcome.error}")
+        return ("success", f"{step.describe()} ran and its postcondition holds") if outcome.ok else (
+            "failure", f"{step.describe()} failed: {outcome.error}")
     return _model_loop(task, env, model, library, decision, executor, budget, mode, max_reprompts, res, on_step)
 
 
