@@ -253,3 +253,14 @@ def test_pointer_actions_send_the_right_mouse_events(env):
     assert events(Drag(x=10, y=20, to_x=300, to_y=200)) == [["mousedown", 0, 10, 20], ["mouseup", 0, 300, 200]]
     assert events(MouseDown(x=5, y=6)) == [["mousedown", 0, 5, 6]]
     assert events(MouseUp(x=7, y=8)) == [["mouseup", 0, 7, 8]]
+
+
+@pytest.mark.parametrize(("spec", "options", "message"), [
+    ("browser:127.0.0.1:8000/x", {}, "needs a scheme"),
+    ("browser:about:blank", {"size": (10, 10)}, "out of range"),
+    ("browser:about:blank", {"sources": "dom,sonar"}, "sonar"),
+    ("browser:about:blank", {"colour": "red"}, "unknown option"),
+])
+def test_bad_options_are_refused_before_chromium_starts(spec, options, message):
+    with pytest.raises(EnvError, match=message):
+        make_env(spec, **options)

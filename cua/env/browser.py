@@ -34,6 +34,7 @@ PW_KEYS = {
     **{f"f{i}": f"F{i}" for i in range(1, 13)},
 }
 SCROLL_NOTCH_PX = 100
+URL_SCHEMES = {"http", "https", "file", "about", "data"}
 # Cheap "has anything changed" probe: mutation/input/scroll counter installed by _INIT_JS, URL,
 # ready state, scroll offsets, focus and finite running animations.
 _PROBE_JS = """() => {
@@ -78,6 +79,18 @@ def _settle(grab: Callable[[], bytes], timeout: float, stable_for: float) -> tup
             last, stable_since = cur, time.monotonic()
 
 
+def _check_sources(sources: str) -> None:
+    """Reject unknown perception sources before Chromium starts (the pipeline's own parser when present)."""
+    try:
+        from cua.perception.pipeline import parse_sources
+    except ImportError:
+        return
+    try:
+        parse_sources(sources)
+    except ValueError as e:
+        raise EnvError(str(e)) from None
+
+
 class BrowserEnv(EnvBase):
     """A headless Chromium page at `size` (CSS px = screenshot px) that agents observe and act on.
 
@@ -88,9 +101,17 @@ class BrowserEnv(EnvBase):
 
     def __init__(self, url: str = "about:blank", size: tuple[int, int] = (1280, 800), headless: bool = True,
                  sources: str = "auto", chromium: str | None = None, load_timeout: float = 15.0,
-                 settle_timeout: float = 3.0, stable_for: float = 0.12, **_ignored: Any) -> None:
+                 settle_timeout: float = 2.0, stable_for: float = 0.12, **unknown: Any) -> None:
+        if unknown:
+            raise EnvError(f"BrowserEnv got unknown option(s) {sorted(unknown)}; it takes url, size, headless, "
+                           "sources, chromium, load_timeout, settle_timeout, stable_for")
         self.url = url or "about:blank"
+        if self.url.split(":", 1)[0].lower() not in URL_SCHEMES or ":" not in self.url:
+            raise EnvError(f"browser URL {self.url!r} needs a scheme: http://, https://, file://, about: or data:, "
+                           f"e.g. browser:http://{self.url}")
         self.size = (int(size[0]), int(size[1]))
+        if not (100 <= self.size[0] <= 7680 and 100 <= self.size[1] <= 4320):
+            raise EnvError(f"browser size {self.size} is out of range: width 100..7680, height 100..4320")
         self.sources = sources or "auto"
         self.load_timeout = float(load_timeout)
         self.settle_timeout = float(settle_timeout)
@@ -101,6 +122,7 @@ class BrowserEnv(EnvBase):
         self._thread = threading.get_ident()
         self._perceiver: Any = None
         self._pw = self._browser = self._context = self.page = None
+        _check_sources(self.sources)
         executable = find_chromium(chromium)
         try:
             self._pw = acquire_driver()
