@@ -105,8 +105,9 @@ def test_windows_and_a11y(remote):
     if IS_DESKTOP:
         wins = remote.windows()
         assert any("mousepad" in (w["title"] + w["app"]).lower() for w in wins), wins
-        nodes = remote.request("GET", "/a11y").json()
-        assert nodes and all(n["source"] == "a11y" for n in nodes)
+        tree = remote.request("GET", "/a11y").json()
+        assert "mousepad" in (tree["window_title"] + tree["app"]).lower()
+        assert tree["elements"] and all(n["source"] == "a11y" for n in tree["elements"])
 
 
 def test_files_over_http(remote, guest):

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from cua.actions import Action
 from cua.env.base import ActionResult, EnvError, Environment
+from cua.perception.elements import UIElement
 from vm.guest.auth import AuthGuard
 from vm.guest.capture import EncodedScreens
 from vm.guest.exec import ExecError, ExecRequest, ExecResult, run_argv
@@ -100,6 +101,14 @@ class FileEntry(BaseModel):
     mtime: float
 
 
+class A11yTree(BaseModel):
+    elements: list[UIElement]
+    window_title: str = ""
+    app: str = ""
+    partial: bool = False
+    error: str | None = None
+
+
 class WindowInfo(BaseModel):
     id: int
     title: str
@@ -175,12 +184,17 @@ def create_app(cfg: GuestConfig) -> FastAPI:
     def act(action: Annotated[Action, Body()]) -> ActionResult:
         return _env_call(state, lambda env: env.act(action))
 
-    @app.get("/a11y", summary="The accessibility elements of the current screen")
-    def a11y() -> list[dict]:
-        def tree(env: Environment) -> list[dict]:
-            fn = getattr(env, "a11y_elements", None)
-            els = fn() if callable(fn) else [e for e in env.observe().elements if e.source == "a11y"]
-            return [e.model_dump(mode="json") for e in els]
+    @app.get("/a11y", response_model=A11yTree, summary="The accessibility (AT-SPI) elements of the screen")
+    def a11y() -> A11yTree:
+        def tree(env: Environment) -> A11yTree:
+            reader = getattr(env, "reader", None)
+            if callable(reader):
+                snap = reader().snapshot(timeout=getattr(env, "a11y_timeout", 2.0))
+                return A11yTree(elements=snap.elements, window_title=snap.window_title, app=snap.app,
+                                partial=snap.partial, error=snap.error)
+            obs = env.observe()
+            return A11yTree(elements=[e for e in obs.elements if e.source == "a11y"],
+                            window_title=obs.window_title, app=obs.app)
 
         return _env_call(state, tree)
 
