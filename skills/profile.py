@@ -15,7 +15,7 @@ PROFILE_DIR = Path(__file__).parent / "profiles"
 # Roles worth clicking, in the order tried (menus first: cheap to back out of).
 CLICK_ROLES = ("menu", "menu item", "check menu item", "radio menu item", "push button", "toggle button",
                "page tab", "check box", "radio button", "combo box", "link", "spin button", "tool bar button")
-TYPE_ROLES = ("text", "entry", "text field", "password text", "search box", "textbox", "searchbox")
+TYPE_ROLES = ("entry", "text field", "password text", "search box", "textbox", "searchbox")
 
 
 @dataclass
@@ -78,7 +78,7 @@ def role_kind(el: UIElement) -> str | None:
     role = el.role.lower()
     if role in CLICK_ROLES or "button" in role or "menu item" in role:
         return "click"
-    if role in TYPE_ROLES:
+    if role in TYPE_ROLES or (role == "text" and "editable" in el.states):  # AT-SPI entries are "text"
         return "type"
     return None
 

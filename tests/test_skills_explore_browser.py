@@ -1,0 +1,138 @@
+"""GUI-DFS on a real Chromium page: menus, a dialog, a clock, a modal trap, a crash, an endless list; resume after SIGKILL."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cua.env import make_env
+from skills.curriculum import compose_and_verify
+from skills.explorer import Budget, Explorer
+from skills.graph import UIGraph
+from skills.library import SkillLibrary
+from skills.profile import load_profile
+from skills.runner import run_skill
+from tests.skills_fixtures import write_mini_app
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def explored(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("mini")
+    env_spec, prof = write_mini_app(folder)
+    db = folder / "lib.db"
+    env = make_env(env_spec, sources="dom")
+    lib, graph = SkillLibrary(db), UIGraph(db)
+    ex = Explorer(env, lib, graph, load_profile("mini", prof), Budget(max_actions=40, minutes=5, max_depth=3),
+                  app="mini", verify_runs=2)
+    stats = ex.run()
+    notes = compose_and_verify(ex, limit=2)
+    yield ex, stats, notes, env, lib, graph
+    graph.close()
+    lib.close()
+    env.close()
+
+
+def test_explorer_finds_and_verifies_unit_skills(explored):
+    ex, stats, _, _, lib, graph = explored
+    assert stats.stopped == "graph fully explored"
+    names = {s.name: s for s in lib.list()}
+    dialog = names["File › Find and Replace..."]
+    assert dialog.status == "verified" and dialog.verified_runs >= 2
+    assert "dialog:Find and Replace" in dialog.postcondition.present
+    assert dialog.steps[0].action["target"]["signature"].endswith("menu item:File")
+    assert names["Edit › Tint"].status == "verified"  # a leaf item: the menu closes, the start state returns
+    assert "Find and Replace dialog" in dialog.description
+    assert lib.search("open the find and replace dialog")[0][0].name == "File › Find and Replace..."
+    assert graph.counts()["states"] >= 6
+    effects = {t["signature"].rsplit(":", 1)[-1]: t["effect"] for t in graph.transitions()}
+    assert effects["Quit"] == "denied" and "Quit" not in " ".join(names)
+
+
+def test_explorer_survives_crash_trap_clock_and_endless_list(explored):
+    ex, stats, _, _, lib, graph = explored
+    assert graph.counts().get("app_closed", 0) == 1  # Danger › Crash empties the page
+    assert any("closed the app" in n for n in stats.notes)
+    assert stats.resets >= 2  # the locked dialog ignores Escape and has no close button
+    assert lib.get("Danger › Lock Screen").status == "verified"
+    # the endless list stops at the depth budget
+    deep = [s.name for s in lib.list() if s.name.startswith("Danger › Grow List")]
+    assert 1 <= len(deep) <= 2
+    # the clock ticks on its own: no postcondition may depend on it
+    for s in lib.list(status="verified"):
+        assert not any("Clock" in p or p.startswith("text:") and p[5:].isdigit() for p in s.postcondition.present)
+    assert lib.get("File › Find and Replace... › Find").status == "verified"
+
+
+def test_curriculum_composite_is_parameterised_and_verified(explored):
+    _, _, notes, env, lib, _ = explored
+    comp = [s for s in lib.list() if s.provenance == "composed"]
+    assert comp, notes
+    c = comp[0]
+    assert c.status == "verified", notes
+    assert c.steps[0].skill == "File › Find and Replace..." and c.parameters[0].name == "text"
+    assert any("{text}" in p for p in c.postcondition.present)
+    env.reset()
+    res = run_skill(c, env, {"text": "xyz"}, library=lib)
+    assert res.ok, res.error
+    assert any(e.name == "Found: xyz" for e in res.observation.elements)
+    env.reset()
+    bad = run_skill(c, env, {"nope": 1}, library=lib)
+    assert not bad.ok and "no parameter" in bad.error
+
+
+def _cua(*args: str, **kw) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "cua.cli", *args], cwd=ROOT, start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def _states(db: Path) -> int:
+    try:
+        with sqlite3.connect(db, timeout=10) as c:
+            return c.execute("SELECT COUNT(*) FROM states").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+def test_explore_resumes_after_sigkill(tmp_path):
+    env_spec, prof = write_mini_app(tmp_path)
+    db = tmp_path / "lib.db"
+    args = ["explore", "--env", env_spec, "--skills", str(db), "--profile", str(prof), "--sources", "dom",
+            "--max-depth", "2", "--verify-runs", "1", "--no-curriculum"]
+    p = _cua(*args)
+    deadline = time.monotonic() + 180
+    try:
+        while _states(db) < 3 and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)  # the explorer and the Chromium it started
+        p.communicate(timeout=30)
+    before = _states(db)
+    assert before >= 3, "the explorer wrote no states before the kill"
+    g = UIGraph(db)
+    kept = g.counts()
+    g.close()
+    q = _cua(*args)
+    out, err = q.communicate(timeout=240)
+    assert q.returncode == 0, err[-2000:]
+    summary = json.loads(out.strip().splitlines()[-1])
+    assert summary["stopped"] == "graph fully explored"
+    g = UIGraph(db)
+    after = g.counts()
+    assert after["states"] >= before and after["transitions"] >= kept["transitions"]
+    assert not g.open_states()
+    g.close()
+    with SkillLibrary(db) as lib:
+        assert lib.get("File › Find and Replace...").status == "verified"
+        assert len(lib.list(status="unverified")) == 0  # killed mid-verification ones were verified on resume
+    ps = subprocess.run(["ps", "-o", "pid=", "-g", str(p.pid)], capture_output=True, text=True).stdout.split()
+    assert ps == [], f"processes left from the killed explorer: {ps}"
