@@ -12,7 +12,9 @@ Example:
 from __future__ import annotations
 
 import os
+import statistics
 import time
+from collections import deque
 from typing import Any
 
 from cua.actions import Action
@@ -61,6 +63,7 @@ class DesktopEnv(EnvBase):
         self._perceiver = None
         self._perceiver_missing = False
         self.last: Observation | None = None
+        self._reactions: deque[float] = deque(maxlen=15)
         self.a11y_error: str | None = None
 
     # -- perception ---------------------------------------------------------------------------
@@ -178,9 +181,12 @@ class DesktopEnv(EnvBase):
         t1 = time.monotonic()
         self._execute(action, point, end)
         t2 = time.monotonic()
-        s = wait_settled(self._grab, timeout=self.settle_timeout, stable_for=self.stable_for,
-                         before=before, first_change=self.first_change)
+        trace: dict[str, float] = {}
+        s = wait_settled(self._grab, timeout=self.settle_timeout, stable_for=self._stable_for(action),
+                         before=before, first_change=self._first_change(), trace=trace)
         t3 = time.monotonic()
+        if "reaction" in trace:
+            self._reactions.append(trace["reaction"] + (t2 - t1))
         done = action.to_json()
         if point is not None:
             done.update({"x": point[0], "y": point[1]})
@@ -188,6 +194,20 @@ class DesktopEnv(EnvBase):
             done.update({"to_x": end[0], "to_y": end[1]})
         return ActionResult(action=done, ok=True, point=point, changed=s.changed, settled=s.settled,
                             timings={"act": t2 - t1, "settle": t3 - t2, "total": t3 - t0})
+
+    def _first_change(self) -> float:
+        """How long to wait for a first reaction: 3x the app's recent median reaction, within [floor, 1.5 s].
+
+        A loaded machine or a slow app gets more time; an idle one keeps the short floor.
+        """
+        if not self._reactions:
+            return self.first_change
+        return min(1.5, max(self.first_change, 3 * statistics.median(self._reactions)))
+
+    def _stable_for(self, action: Any) -> float:
+        """Long typed text keeps an app busy: require a longer quiet window (up to 0.3 s)."""
+        extra = 0.0004 * len(action.text) if action.kind == "type" else 0.0
+        return min(0.3, self.stable_for + extra)
 
     def _execute(self, action: Any, point: tuple[int, int] | None, end: tuple[int, int] | None) -> None:
         x, kind = self.x, action.kind

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import time
 import zlib
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 
 class Settle(NamedTuple):
@@ -31,12 +32,14 @@ def frame_digest(data: bytes | Any) -> int:
 
 
 def wait_settled(grab: Callable[[], Any], timeout: float = 3.0, stable_for: float = 0.06, *,
-                 before: Any = None, first_change: float | None = None, interval: float = 0.008) -> Settle:
+                 before: Any = None, first_change: float | None = None, interval: float = 0.008,
+                 trace: dict[str, float] | None = None) -> Settle:
     """Poll `grab()` (any comparable frame fingerprint) until the screen is stable.
 
     before: the fingerprint taken before the action (so a change that already happened counts);
     defaults to the first grab here. first_change: quiet time accepted when nothing changed yet
-    (defaults to `stable_for`). Never waits longer than `timeout` (plus one grab).
+    (defaults to `stable_for`). Never waits longer than `timeout` (plus one grab). `trace`, if
+    given, receives 'reaction': seconds until the first change seen (callers adapt first_change).
     """
     if first_change is None:
         first_change = stable_for
@@ -56,4 +59,6 @@ def wait_settled(grab: Callable[[], Any], timeout: float = 3.0, stable_for: floa
         time.sleep(interval)  # poll period; we return as soon as the screen is stable
         cur = grab()
         if cur != last:
+            if not moved and trace is not None:
+                trace["reaction"] = time.monotonic() - t0
             last, last_change, moved = cur, time.monotonic(), True

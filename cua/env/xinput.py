@@ -94,7 +94,7 @@ class XInput:
             import mss
 
             try:
-                sct = mss.mss(display=self.name)
+                sct = mss.MSS(display=self.name)
             except Exception as e:  # noqa: BLE001 - mss raises ScreenShotError and friends
                 raise EnvError(f"cannot capture X display {self.name}: {e}") from None
             self._tls.sct = sct
