@@ -14,7 +14,6 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Callable
 from typing import Any
 
 from PIL import Image
@@ -22,6 +21,7 @@ from PIL import Image
 from cua.actions import Action
 from cua.env.base import ActionResult, EnvBase, EnvError, resolve_point
 from cua.env.chromium import CHROMIUM_ARGS, acquire_driver, chromium_pids, find_chromium, release_driver
+from cua.env.settle import wait_settled
 from cua.perception.elements import Observation, UIElement
 
 # Canonical key names (cua.actions.normalize_key) -> Playwright key names.
@@ -53,31 +53,6 @@ _INIT_JS = """(() => {
         attributes: true, characterData: true}); } catch (e) {}
   for (const t of ['input', 'change', 'scroll']) addEventListener(t, bump, true);
 })();"""
-
-def _settle(grab: Callable[[], bytes], timeout: float, stable_for: float) -> tuple[bool, bool, float]:
-    """cua.env.settle.wait_settled when present; else the same polling loop, bounded by `timeout`."""
-    try:
-        from cua.env.settle import wait_settled
-    except ImportError:
-        wait_settled = None
-    if wait_settled is not None:
-        return wait_settled(grab, timeout=timeout, stable_for=stable_for)
-    t0 = time.monotonic()
-    first = last = grab()
-    stable_since = t0
-    changed = False
-    while True:
-        now = time.monotonic()
-        if now - stable_since >= stable_for:
-            return True, changed, now - t0
-        if now - t0 >= timeout:
-            return False, changed, now - t0
-        time.sleep(0.015)  # polling interval, not a fixed pause: we return as soon as it is stable
-        cur = grab()
-        if cur != last:
-            changed = changed or cur != first
-            last, stable_since = cur, time.monotonic()
-
 
 def _check_sources(sources: str) -> None:
     """Reject unknown perception sources before Chromium starts (the pipeline's own parser when present)."""
@@ -281,6 +256,8 @@ class BrowserEnv(EnvBase):
         self._check_thread()
         t0 = time.perf_counter()
         data = action.to_json()
+        if action.kind in ("done", "fail"):  # nothing runs on the page
+            return ActionResult(action=data, ok=True, changed=False, timings={"total": time.perf_counter() - t0})
         before = self._probe()
         try:
             point = self._execute(action)
@@ -292,8 +269,8 @@ class BrowserEnv(EnvBase):
         t1 = time.perf_counter()
         with contextlib.suppress(Exception):  # the settle wait below still bounds us
             self.page.wait_for_load_state("domcontentloaded", timeout=self.load_timeout * 1000)
-        settled, changed, _ = _settle(self._probe, self.settle_timeout, self.stable_for)
-        changed = changed or self._probe() != before
+        settled, changed, _ = wait_settled(self._probe, timeout=self.settle_timeout, stable_for=self.stable_for,
+                                           before=before)
         t2 = time.perf_counter()
         return ActionResult(action=data, ok=True, point=point, changed=changed, settled=settled,
                             timings={"act": t1 - t0, "settle": t2 - t1, "total": t2 - t0})
