@@ -66,8 +66,8 @@ class Executor:
         self.library = library
         self.detect_no_effect = detect_no_effect
 
-    def run(self, step: PlanStep, plan_obs: Observation, obs: Observation) -> StepOutcome:
-        return self.run_skill(step) if step.skill else self.run_action(step.action, plan_obs, obs)
+    def run(self, step: PlanStep, plan_obs: Observation, obs: Observation, observe_after: bool = True) -> StepOutcome:
+        return self.run_skill(step) if step.skill else self.run_action(step.action, plan_obs, obs, observe_after)
 
     def run_skill(self, step: PlanStep) -> StepOutcome:
         from skills.runner import run_skill
@@ -76,11 +76,14 @@ class Executor:
         if skill is None:
             return StepOutcome(False, self.env.observe(), f"skill {step.skill!r} is not in the library")
         self.env.context = f"skill {skill.name} v{skill.version}"
-        res = run_skill(skill, self.env, step.args, self.library)
+        res = run_skill(skill, _SkillView(self.env, skill), step.args, self.library)
         obs = res.observation if res.observation is not None else self.env.observe()
         return StepOutcome(res.ok, obs, res.error, results=list(res.steps))
 
-    def run_action(self, action: Any, plan_obs: Observation, obs: Observation) -> StepOutcome:
+    def run_action(self, action: Any, plan_obs: Observation, obs: Observation,
+                   observe_after: bool = True) -> StepOutcome:
+        """Run one action; with observe_after=False (the next step needs no grounding) the screen is
+        not perceived again and no-effect detection relies on the env's own `changed`."""
         try:
             action = remap_elements(action, plan_obs, obs)
         except EnvError as e:
@@ -96,6 +99,9 @@ class Executor:
             result = self.env.act(action)
         except EnvError as e:
             return StepOutcome(False, self.env.observe(), str(e))
+        if not observe_after and result.ok:
+            return StepOutcome(True, before, results=[result], no_effect=self.detect_no_effect
+                               and action.kind in NO_EFFECT_KINDS and result.changed is False)
         after = self.env.observe()
         if not result.ok:
             return StepOutcome(False, after, result.error or "the action failed", results=[result])
@@ -110,3 +116,37 @@ def _same_screen(a: Observation, b: Observation) -> bool:
         return a.image_hash() == b.image_hash()
     except (ValueError, OSError):
         return False
+
+
+def needs_screen(action: dict[str, Any] | Any) -> bool:
+    """Whether an action must be grounded in a fresh observation (it names an element or target)."""
+    get = action.get if isinstance(action, dict) else lambda k: getattr(action, k, None)
+    return any(get(k) is not None for k in ("element_id", "target", "to_element_id", "to_target"))
+
+
+class _SkillView:
+    """The env as run_skill sees it: perceives only where a step needs grounding, and at the end.
+
+    run_skill observes after every step; when the next step is keyboard-only (no element to find),
+    the previous observation is handed back instead of perceiving a screen nobody will read.
+    """
+
+    def __init__(self, env: Any, skill: Any):
+        self.env = env
+        self.need = [bool(s.skill) or needs_screen(s.action) for s in skill.steps]
+        self.acted = 0
+        self.cached: Observation | None = None
+
+    def observe(self) -> Observation:
+        if self.cached is not None and 0 < self.acted < len(self.need) and not self.need[self.acted]:
+            return self.cached
+        self.cached = self.env.observe()
+        return self.cached
+
+    def act(self, action: Any) -> ActionResult:
+        result = self.env.act(action)
+        self.acted += 1
+        return result
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.env, name)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from cua.agent.boundary import OUTSIDE, decide, retrieve
-from cua.agent.executor import Executor, StepOutcome
+from cua.agent.executor import Executor, StepOutcome, needs_screen
 from cua.agent.guarded_env import GuardedEnv, StopRequested
 from cua.agent.planner import Planner, PlanningFailed
 from cua.agent.replies import PlanStep
@@ -196,7 +196,10 @@ def _model_loop(task: str, env: GuardedEnv, model: Model, library: Any, decision
                 if kind == "done":
                     return "success", step.action.message or "the model reported the task done"
                 return "failure", step.action.reason or "the model reported failure"
-            outcome: StepOutcome = executor.run(step, plan_obs, obs)
+            nxt = plan.steps[i + 1] if i + 1 < len(plan.steps) else None
+            lazy = (not stepwise and nxt is not None and nxt.action is not None
+                    and nxt.action.kind not in ("done", "fail") and not needs_screen(nxt.action))
+            outcome: StepOutcome = executor.run(step, plan_obs, obs, observe_after=not lazy)
             obs = outcome.observation
             history.append(f"{len(history) + 1}. {desc} -> {outcome.summary()}")
             if not outcome.ok:

@@ -1,0 +1,162 @@
+"""Agent benchmark on sandbox mousepad, model latency excluded (a zero-latency scripted model).
+
+1. Overhead per step: perceive + prompt build (set-of-mark, downscale, PNG encode) + reply parse and
+   ground + act + settle, as medians per stage; baseline (same run): the env alone (observe + act).
+   Target: median agent step <= 400 ms.
+2. A 10-step mousepad task done from a skill (no model; and one model call planning the skill) vs
+   step-wise (one model call and one observation per action): wall time and perception calls.
+
+    python benchmarks/agent_bench.py [--quick] [--sources auto] [--out bench-results/agent.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from rich.console import Console  # noqa: E402
+from rich.progress import Progress  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from cua.actions import Click, Type  # noqa: E402
+from cua.agent.loop import run_task  # noqa: E402
+from cua.agent.prompts import build_prompt  # noqa: E402
+from cua.agent.replies import parse_reply  # noqa: E402
+from cua.models.base import png_b64  # noqa: E402
+from cua.models.scripted import ScriptedModel  # noqa: E402
+
+TARGET_MS = 400.0
+TEN_STEPS = [{"kind": "type", "text": f"line {i} "} if i % 2 == 0 else {"kind": "key", "key": "enter"}
+             for i in range(10)]
+
+
+def _ms(xs: list[float]) -> float:
+    return round(1000 * statistics.median(xs), 1) if xs else 0.0
+
+
+def step_overhead(env, steps: int, progress: Progress) -> dict:
+    """Time each stage of one agent step; alternate a click on the editor (by id) and typing."""
+    stages: dict[str, list[float]] = {k: [] for k in ("perceive", "prompt", "ground", "act_settle", "total")}
+    base: list[float] = []
+    model = ScriptedModel([], stepwise=True)
+    task = progress.add_task("agent steps", total=steps)
+    for i in range(steps):
+        t0 = time.perf_counter()
+        obs = env.observe()
+        t1 = time.perf_counter()
+        prompt, size = build_prompt("type in the editor", obs, history=[f"{j}. step" for j in range(i % 8)],
+                                    skills=[], feedback="", stepwise=True, image_limit=model.max_image_size)
+        png_b64(prompt.image)
+        t2 = time.perf_counter()
+        editor = next(e for e in obs.elements if e.role == "text" and "editable" in e.states)
+        reply = ({"action": {"kind": "click", "element_id": editor.id}} if i % 2 == 0
+                 else {"action": {"kind": "type", "text": "ab "}})
+        from cua.models.base import ModelReply
+
+        plan = parse_reply(ModelReply(text=json.dumps(reply)), obs, size, stepwise=True)
+        t3 = time.perf_counter()
+        env.act(plan.steps[0].action)
+        t4 = time.perf_counter()
+        for k, v in zip(stages, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t4 - t0)):
+            stages[k].append(v)
+        progress.advance(task)
+    task = progress.add_task("env alone (baseline)", total=steps)
+    for i in range(steps):
+        t0 = time.perf_counter()
+        obs = env.observe()
+        editor = next(e for e in obs.elements if e.role == "text" and "editable" in e.states)
+        env.act(Click(element_id=editor.id) if i % 2 == 0 else Type(text="ab "))
+        base.append(time.perf_counter() - t0)
+        progress.advance(task)
+    med = {k: _ms(v) for k, v in stages.items()}
+    return {"steps": steps, "median_ms": med, "baseline_env_ms": _ms(base),
+            "ratio_vs_env": round(med["total"] / max(_ms(base), 1e-9), 2), "target_ms": TARGET_MS,
+            "meets_target": med["total"] <= TARGET_MS}
+
+
+def ten_step_task(env, repeats: int, out: Path, progress: Progress) -> list[dict]:
+    from skills.library import SkillLibrary
+    from skills.skill import Skill, SkillStep
+
+    db = out / "skills.db"
+    with SkillLibrary(db) as lib:
+        lib.add(Skill(name="write_five_lines", app="mousepad", status="verified", verified_runs=1,
+                      description="Write five numbered lines in the mousepad document",
+                      steps=[SkillStep(action=a) for a in TEN_STEPS]))
+    rows = []
+    variants = {
+        "skill, no model (plan once)": lambda: dict(model="none", skills=db),
+        "model plans the skill once": lambda: dict(model=ScriptedModel(
+            [{"plan": [{"skill": "write_five_lines", "args": {}}, {"kind": "done"}]}]), skills=db),
+        "model plans 10 actions once": lambda: dict(model=ScriptedModel(
+            [{"plan": TEN_STEPS + [{"kind": "done"}]}]), mode="plan"),
+        "step-wise model (1 action/call)": lambda: dict(model=ScriptedModel(
+            [{"action": a} for a in TEN_STEPS] + [{"action": {"kind": "done"}}], stepwise=True), mode="step"),
+    }
+    task = progress.add_task("10-step task", total=repeats * len(variants))
+    for name, kw in variants.items():
+        walls, percs, calls, oks = [], [], [], 0
+        for r in range(repeats):
+            env.reset()
+            t0 = time.perf_counter()
+            res = run_task("write five numbered lines in mousepad", env, out=out / f"{len(rows)}-{r}", **kw())
+            walls.append(time.perf_counter() - t0)
+            percs.append(res.perception_calls)
+            calls.append(res.model_calls)
+            oks += res.ok
+            progress.advance(task)
+        rows.append({"variant": name, "wall_s": round(statistics.median(walls), 3),
+                     "perception_calls": statistics.median(percs), "model_calls": statistics.median(calls),
+                     "success": f"{oks}/{repeats}"})
+    base = rows[-1]["wall_s"]
+    for row in rows:
+        row["ratio_vs_stepwise"] = round(row["wall_s"] / base, 2) if base else None
+    return rows
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="10 overhead steps, 1 repeat of the 10-step task")
+    ap.add_argument("--sources", default="auto", help="perception sources for the sandbox (default auto)")
+    ap.add_argument("--out", type=Path, default=Path("bench-results/agent.json"))
+    args = ap.parse_args()
+    from cua.env.desktop import SandboxEnv
+
+    console = Console()
+    steps, repeats = (10, 1) if args.quick else (40, 3)
+    with tempfile.TemporaryDirectory() as tmp, SandboxEnv("mousepad", sources=args.sources) as env, \
+            Progress(console=console, transient=True) as progress:
+        env.observe()  # warm-up: OCR model load, AT-SPI connection
+        overhead = step_overhead(env, steps, progress)
+        task_rows = ten_step_task(env, repeats, Path(tmp), progress)
+    t = Table(title=f"agent step overhead, sandbox mousepad, sources={args.sources} (median ms)")
+    for col in ("perceive", "prompt", "ground", "act+settle", "agent step", "env alone", "ratio", "target"):
+        t.add_column(col, justify="right")
+    m = overhead["median_ms"]
+    t.add_row(*(str(m[k]) for k in ("perceive", "prompt", "ground", "act_settle", "total")),
+              str(overhead["baseline_env_ms"]), f"{overhead['ratio_vs_env']}x",
+              f"<= {TARGET_MS:.0f} {'ok' if overhead['meets_target'] else 'MISSED'}")
+    console.print(t)
+    t2 = Table(title="10-step mousepad task, zero-latency scripted model")
+    for col in ("variant", "wall s", "perception calls", "model calls", "success", "vs step-wise"):
+        t2.add_column(col, justify="right")
+    for r in task_rows:
+        t2.add_row(r["variant"], str(r["wall_s"]), str(r["perception_calls"]), str(r["model_calls"]), r["success"],
+                   f"{r['ratio_vs_stepwise']}x")
+    console.print(t2)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"benchmark": "agent", "quick": args.quick, "sources": args.sources,
+                                    "step_overhead": overhead, "ten_step_task": task_rows}, indent=1))
+    console.print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
