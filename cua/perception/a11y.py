@@ -33,6 +33,10 @@ NOISE_ROLES = {"filler", "panel", "scroll pane", "viewport", "layered pane", "ro
                "split pane", "section", "separator", "unknown", "redundant object", "invalid"}
 
 
+class _HelperDied(RuntimeError):
+    """The helper's pipe closed under a request (it crashed or was killed)."""
+
+
 @dataclass
 class A11ySnapshot:
     """The visible accessible elements, the active window's title and app, and whether the walk was cut short."""
@@ -116,7 +120,10 @@ class A11yReader:
         self._proc = subprocess.Popen([SYSTEM_PYTHON, "-s", str(HELPER)], stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, stderr=self._stderr, env=env, start_new_session=True)
         self._buf = b""
-        reply = self._request({"op": "hello"}, self.start_timeout)
+        try:
+            reply = self._request({"op": "hello"}, self.start_timeout)
+        except _HelperDied as e:
+            reply = {"error": str(e)}
         if reply is None or "error" in reply:
             why = (reply or {}).get("error") or self._stderr_tail() or "no reply"
             self._kill()
@@ -143,7 +150,7 @@ class A11yReader:
             proc.stdin.flush()
         except (BrokenPipeError, OSError):
             self._kill()
-            return None
+            raise _HelperDied("the AT-SPI helper's pipe is closed") from None
         fd = proc.stdout.fileno()
         deadline = time.monotonic() + timeout
         with selectors.DefaultSelector() as sel:
@@ -156,7 +163,7 @@ class A11yReader:
                 chunk = os.read(fd, 1 << 20)
                 if not chunk:
                     self._kill()
-                    return None
+                    raise _HelperDied(self._stderr_tail() or "the AT-SPI helper exited")
                 self._buf += chunk
         line, self._buf = self._buf.split(b"\n", 1)
         return json.loads(line)
@@ -182,13 +189,20 @@ class A11yReader:
     def snapshot(self, max_nodes: int = 3000, timeout: float = 2.0) -> A11ySnapshot:
         """Visible elements of all windows, walked for at most `max_nodes` nodes / `timeout` seconds."""
         t0 = time.monotonic()
+        req = {"op": "snapshot", "max_nodes": max_nodes, "timeout": timeout, "screen": list(self.screen)}
+        reply: dict | None = None
         with self._lock:
-            try:
-                self._ensure()
-            except RuntimeError as e:
-                return A11ySnapshot(partial=True, error=str(e), elapsed=time.monotonic() - t0)
-            req = {"op": "snapshot", "max_nodes": max_nodes, "timeout": timeout, "screen": list(self.screen)}
-            reply = self._request(req, timeout + 3.0)
+            for attempt in (1, 2):  # a helper that died since the last call is restarted once
+                try:
+                    self._ensure()
+                    reply = self._request(req, timeout + 3.0)
+                    break
+                except _HelperDied as e:
+                    if attempt == 2:
+                        return A11ySnapshot(partial=True, error=f"the AT-SPI helper died: {e}",
+                                            elapsed=time.monotonic() - t0)
+                except RuntimeError as e:
+                    return A11ySnapshot(partial=True, error=str(e), elapsed=time.monotonic() - t0)
         elapsed = time.monotonic() - t0
         if reply is None:
             return A11ySnapshot(partial=True, error=f"the AT-SPI walk gave no answer within {timeout + 3:.0f}s "
