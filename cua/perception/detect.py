@@ -24,7 +24,9 @@ MODELS_DIR = Path(__file__).resolve().parent / "models"
 DEFAULT_MODEL = MODELS_DIR / "detector.onnx"
 # Roles the model predicts, in output-channel order (overridden by detector.json when present).
 CLASSES: list[str] = ["push button", "entry", "check box", "radio button", "combo box", "menu item", "link"]
-INPUT_SIZE = (640, 400)  # width, height fed to the network
+INPUT_SIZE = (640, 400)  # width, height of a training screen (a 1280x800 screen at PIXEL_SCALE)
+PIXEL_SCALE = 0.5  # screen pixels -> network pixels; the network saw UIs at this scale in training
+MAX_INPUT = (1280, 800)  # bigger screens (4K) are shrunk further so time stays bounded
 STRIDE = 4
 PAD_VALUE = 128
 
@@ -38,6 +40,18 @@ def letterbox(image: Image.Image, size: tuple[int, int] = INPUT_SIZE) -> tuple[n
     resized = rgb.resize((nw, nh), Image.BILINEAR) if (nw, nh) != (w, h) else rgb
     canvas = np.full((size[1], size[0], 3), PAD_VALUE, dtype=np.uint8)
     canvas[:nh, :nw] = np.asarray(resized)
+    return canvas, scale
+
+
+def prepare(image: Image.Image, pixel_scale: float = PIXEL_SCALE, max_input: tuple[int, int] = MAX_INPUT,
+            multiple: int = 16) -> tuple[np.ndarray, float]:
+    """Scale a screen (or a crop of one) to network pixels, padded right/bottom to a multiple of 16."""
+    w, h = image.size
+    scale = min(pixel_scale, max_input[0] / w, max_input[1] / h)
+    nw, nh = max(1, round(w * scale)), max(1, round(h * scale))
+    pw, ph = -(-nw // multiple) * multiple, -(-nh // multiple) * multiple
+    canvas = np.full((ph, pw, 3), PAD_VALUE, dtype=np.uint8)
+    canvas[:nh, :nw] = np.asarray(image.convert("RGB").resize((nw, nh), Image.BILINEAR))
     return canvas, scale
 
 
@@ -179,7 +193,8 @@ class Detector:
         self._session: Any = None
         self._backend: str | None = None
         self.classes = list(CLASSES)
-        self.input_size = INPUT_SIZE
+        self.pixel_scale = PIXEL_SCALE
+        self.max_input = MAX_INPUT
         self.stride = STRIDE
         self.timings: dict[str, float] = {}
 
@@ -200,7 +215,8 @@ class Detector:
             if meta_path.is_file():
                 meta = json.loads(meta_path.read_text())
                 self.classes = list(meta.get("classes", self.classes))
-                self.input_size = tuple(meta.get("input_size", self.input_size))  # type: ignore[assignment]
+                self.pixel_scale = float(meta.get("pixel_scale", self.pixel_scale))
+                self.max_input = tuple(meta.get("max_input", self.max_input))  # type: ignore[assignment]
                 self.stride = int(meta.get("stride", self.stride))
             opts = ort.SessionOptions()
             opts.intra_op_num_threads = self.threads
@@ -240,7 +256,7 @@ class Detector:
         return elements
 
     def _detect_onnx(self, image: Image.Image) -> list[tuple[tuple[int, int, int, int], str, float]]:
-        canvas, scale = letterbox(image, self.input_size)
+        canvas, scale = prepare(image, self.pixel_scale, self.max_input)
         name = self._session.get_inputs()[0].name
         out = self._session.run(None, {name: to_tensor(canvas)})[0][0]
         boxes, scores, cls = decode(out, len(self.classes), self.score_threshold, self.stride)
@@ -254,4 +270,4 @@ class Detector:
         return result
 
 
-__all__ = ["CLASSES", "Detector", "decode", "detect_cv", "is_blank", "letterbox", "nms"]
+__all__ = ["CLASSES", "Detector", "decode", "detect_cv", "is_blank", "letterbox", "nms", "prepare"]

@@ -117,12 +117,14 @@ def _write(out: Path, name: str, image: Image.Image, record: dict, sink) -> None
 
 
 def collect_miniwob(out: Path, seeds: int = 6, tasks: int | None = None,
-                    progress: Callable[[int, int], None] | None = None, rng_seed: int = 0) -> int:
-    """Render `seeds` variants of each MiniWoB++ task; returns the number of screens written."""
+                    progress: Callable[[int, int], None] | None = None, rng_seed: int = 0,
+                    only: set[str] | None = None) -> int:
+    """Render `seeds` variants of each MiniWoB++ task (or of the `only` tasks); returns screens written."""
     from playwright.sync_api import sync_playwright
 
     rng = random.Random(rng_seed)
-    pages = [p for p in miniwob_pages() if p.stem not in SKIP_TASKS][: tasks or None]
+    pages = [p for p in miniwob_pages() if p.stem not in SKIP_TASKS and (only is None or p.stem in only)]
+    pages = pages[: tasks or None]
     (out / "images").mkdir(parents=True, exist_ok=True)
     written = 0
     with sync_playwright() as pw, (out / "labels.jsonl").open("a") as sink:
@@ -172,29 +174,78 @@ A11Y_CLASS = {
 
 
 def mousepad_screens(env) -> Iterator[tuple[str, object]]:
-    """Walk mousepad: main window, each top-level menu, a few dialogs; yields (screen name, Observation)."""
+    """Walk mousepad: main window, every menu, submenus, dialogs, then again with the toolbar shown.
+
+    Yields (screen name, Observation); names are unique, so splits can be chosen by name.
+    """
     from cua.actions import action_from_dict
 
     def act(d: dict) -> None:
         env.act(action_from_dict(d))
 
+    def click(el) -> None:
+        act({"kind": "click", "x": el.center[0], "y": el.center[1]})
+
+    def find(obs, name: str, roles: tuple[str, ...] = ("menu", "menu item")):
+        return next((e for e in obs.elements if e.name == name and e.role in roles), None)
+
+    def close() -> None:
+        act({"kind": "key", "key": "esc"})
+        act({"kind": "key", "key": "esc"})
+
+    def stable():
+        """Observe until two looks agree (pixels and boxes): labels must describe the pixels they go with."""
+        last = env.observe()
+        for _ in range(6):
+            obs = env.observe()
+            if obs.image_hash() == last.image_hash() and [e.bbox for e in obs.elements] == [e.bbox for e in last.elements]:
+                return obs
+            last = obs
+        return last
+
     obs = env.reset()
-    yield "main", obs
-    menus = [e for e in obs.elements if e.role == "menu" and e.name and e.bbox[1] < 80]
-    for m in menus:
-        act({"kind": "click", "x": m.center[0], "y": m.center[1]})
-        yield f"menu-{m.name}", env.observe()
-        act({"kind": "key", "key": "esc"})
-    for name, keys in [("find", ["ctrl", "f"]), ("replace", ["ctrl", "r"]), ("goto", ["ctrl", "l"]),
-                       ("open", ["ctrl", "o"]), ("save-as", ["ctrl", "shift", "s"]), ("print", ["ctrl", "p"])]:
-        act({"kind": "hotkey", "keys": keys})
-        yield f"dialog-{name}", env.observe()
-        act({"kind": "key", "key": "esc"})
-        act({"kind": "key", "key": "esc"})
+    act({"kind": "type", "text": "The quick brown fox\njumps over the lazy dog.\n"})
+    for tag in ("", "-toolbar"):
+        obs = stable()
+        yield f"main{tag}", obs
+        bar = [e for e in obs.elements if e.role == "menu" and e.name and e.bbox[1] < 80]
+        for m in bar:
+            click(m)
+            menu = stable()
+            yield f"menu-{m.name}{tag}", menu
+            sub = next((e for e in menu.elements if e.role == "menu" and e.bbox[1] > m.bbox[1] + 5), None)
+            if sub is not None and not tag:
+                act({"kind": "move", "x": sub.center[0], "y": sub.center[1]})
+                yield f"submenu-{m.name}-{sub.name}", stable()
+            close()
+        for name, keys in [("find", ["ctrl", "f"]), ("replace", ["ctrl", "r"]), ("goto", ["ctrl", "l"])]:
+            act({"kind": "hotkey", "keys": keys})
+            yield f"dialog-{name}{tag}", stable()
+            close()
+        if tag:
+            break
+        for name, keys in [("open", ["ctrl", "o"]), ("save-as", ["ctrl", "shift", "s"]), ("print", ["ctrl", "p"])]:
+            act({"kind": "hotkey", "keys": keys})
+            yield f"dialog-{name}", stable()
+            close()
+        for menu_name, item in [("Edit", "Preferences..."), ("View", "Select Font..."), ("Help", "About"),
+                                ("View", "Toolbar"), ("View", "Line Numbers"), ("View", "Statusbar")]:
+            m = find(env.observe(), menu_name, ("menu",))
+            if m is None:
+                continue
+            click(m)
+            it = find(env.observe(), item)
+            if it is None:
+                close()
+                continue
+            click(it)
+            if item.endswith("...") or item == "About":
+                yield f"dialog-{item.strip('.').replace(' ', '-').lower()}", stable()
+                close()
 
 
 def collect_mousepad(out: Path, val_prefixes: tuple[str, ...] = ("dialog-find", "dialog-goto", "menu-Search",
-                                                                  "dialog-print")) -> int:
+                                                                  "dialog-print", "dialog-about")) -> int:
     """Screens of sandbox mousepad labelled by AT-SPI boxes; dialogs/menus in `val_prefixes` go to 'val'."""
     from cua.env import make_env
 
@@ -202,8 +253,10 @@ def collect_mousepad(out: Path, val_prefixes: tuple[str, ...] = ("dialog-find", 
     written = 0
     with make_env("sandbox:mousepad", sources="a11y") as env, (out / "labels.jsonl").open("a") as sink:
         for name, obs in mousepad_screens(env):
+            W, H = obs.image().size
             boxes = [[*e.bbox, A11Y_CLASS[e.role]] for e in obs.elements
-                     if e.role in A11Y_CLASS and e.bbox[2] >= 5 and e.bbox[3] >= 5 and "showing" in (e.states or ["showing"])]
+                     if e.role in A11Y_CLASS and 5 <= e.bbox[2] and 5 <= e.bbox[3] <= 200  # no document areas
+                     and e.bbox[2] * e.bbox[3] < 0.2 * W * H]
             if not boxes:
                 continue
             split = "val" if name.startswith(val_prefixes) else "train"

@@ -23,12 +23,12 @@ from pathlib import Path
 
 import numpy as np
 
-from cua.perception.detect import CLASSES, INPUT_SIZE, MODELS_DIR, STRIDE, letterbox
+from cua.perception.detect import CLASSES, INPUT_SIZE, MAX_INPUT, MODELS_DIR, PIXEL_SCALE, STRIDE, letterbox
 from cua.perception.detect_collect import collect_miniwob, collect_mousepad, load_labels
 
 log = logging.getLogger("cua.detect_train")
 DEFAULT_DATA = Path("build/detector-data")
-CROP = (384, 256)  # training crops (w, h) cut from the letterboxed 640x400 screen
+CROP = (256, 192)  # training crops (w, h) cut from the letterboxed 640x400 screen
 
 
 def build_model(num_classes: int = len(CLASSES)):
@@ -76,8 +76,8 @@ def build_model(num_classes: int = len(CLASSES)):
     return Net(), Export
 
 
-def load_split(data: Path, split: str, limit: int | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(letterboxed 640x400 image, boxes (N, 5) x1,y1,x2,y2,cls in that image's pixels) per screen."""
+def load_split(data: Path, split: str, limit: int | None = None) -> list[tuple[np.ndarray, np.ndarray, str]]:
+    """(letterboxed 640x400 image, boxes (N, 5) x1,y1,x2,y2,cls in its pixels, source) per screen."""
     from PIL import Image
 
     out = []
@@ -87,7 +87,7 @@ def load_split(data: Path, split: str, limit: int | None = None) -> list[tuple[n
         canvas, scale = letterbox(Image.open(r["image"]), INPUT_SIZE)
         b = np.array([[x, y, x + w, y + h, c] for x, y, w, h, c in r["boxes"]], np.float32).reshape(-1, 5)
         b[:, :4] *= scale
-        out.append((canvas, b))
+        out.append((canvas, b, r["source"]))
     return out
 
 
@@ -112,15 +112,20 @@ def make_targets(boxes: np.ndarray, shape: tuple[int, int], nc: int) -> tuple[np
     return heat, reg, mask
 
 
-def sample_batch(items, n: int, rng: random.Random, nc: int):
-    """Random crops with scale and colour jitter, as torch tensors (images, heat, reg, mask)."""
+def sample_batch(items, n: int, rng: random.Random, nc: int, desktop_share: float = 0.3):
+    """Random crops with scale and colour jitter, as torch tensors (images, heat, reg, mask).
+
+    Desktop (mousepad) screens are few next to the browser ones; they get `desktop_share` of each batch.
+    """
     import cv2
     import torch
 
     cw, ch = CROP
     imgs, heats, regs, masks = [], [], [], []
+    desktop = [it for it in items if it[2] != "miniwob"]
     for _ in range(n):
-        img, boxes = items[rng.randrange(len(items))]
+        pool = desktop if desktop and rng.random() < desktop_share else items
+        img, boxes, _ = pool[rng.randrange(len(pool))]
         s = rng.uniform(0.7, 1.4)
         img = cv2.resize(img, (round(img.shape[1] * s), round(img.shape[0] * s)), interpolation=cv2.INTER_AREA)
         b = boxes.copy()
@@ -129,6 +134,11 @@ def sample_batch(items, n: int, rng: random.Random, nc: int):
         canvas = np.full((max(H, ch), max(W, cw), 3), 128, np.uint8)
         canvas[:H, :W] = img
         ox, oy = rng.randint(0, canvas.shape[1] - cw), rng.randint(0, canvas.shape[0] - ch)
+        if len(b) and rng.random() < 0.85:  # mostly crops around a labelled control: more positives per step
+            x1, y1, x2, y2, _ = b[rng.randrange(len(b))]
+            cx, cy = (x1 + x2) / 2, (y1 + y2) / 2
+            ox = int(np.clip(cx - rng.uniform(0.1, 0.9) * cw, 0, canvas.shape[1] - cw))
+            oy = int(np.clip(cy - rng.uniform(0.1, 0.9) * ch, 0, canvas.shape[0] - ch))
         crop = canvas[oy:oy + ch, ox:ox + cw].astype(np.float32)
         b[:, [0, 2]] -= ox
         b[:, [1, 3]] -= oy
@@ -173,7 +183,7 @@ def loss_fn(out, heat, reg, mask, nc: int):
     return focal + size_l + off_l, parts
 
 
-def train(data: Path, ckpt: Path, minutes: float, epochs: int | None, batch: int = 16, seed: int = 0,
+def train(data: Path, ckpt: Path, minutes: float, epochs: int | None, batch: int = 12, seed: int = 0,
           init: Path | None = None) -> dict:
     """Train until `minutes` (or `epochs` passes over the train set) run out; checkpoints to `ckpt`.
 
@@ -234,7 +244,7 @@ def export(ckpt: Path, onnx_path: Path) -> float:
     x = torch.rand(1, 3, INPUT_SIZE[1], INPUT_SIZE[0])
     onnx_path.parent.mkdir(parents=True, exist_ok=True)
     torch.onnx.export(model, (x,), str(onnx_path), opset_version=17, input_names=["image"],
-                      output_names=["maps"], dynamo=False)
+                      output_names=["maps"], dynamic_axes={"image": {2: "height", 3: "width"}}, dynamo=False)
     with torch.no_grad():
         ref = model(x).numpy()
     got = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"]).run(None, {"image": x.numpy()})[0]
@@ -343,7 +353,8 @@ def main(argv: list[str] | None = None) -> int:
                  onnx_path.stat().st_size / 1e6, meta["onnx_max_abs_diff"])
     from cua.perception.detect import Detector
 
-    meta.update({"input_size": list(INPUT_SIZE), "stride": STRIDE, "classes": CLASSES,
+    meta.update({"input_size": list(INPUT_SIZE), "pixel_scale": PIXEL_SCALE, "max_input": list(MAX_INPUT),
+                 "stride": STRIDE, "classes": CLASSES,
                  "architecture": "CenterNet-style FCN: heatmaps + log-size + offset at stride 4",
                  "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                  "dataset": {s: len(load_labels(args.data, s)) for s in ("train", "val")}})
