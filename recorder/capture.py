@@ -84,6 +84,7 @@ class Recorder:
         self.sensitive: list[tuple[int, int, int, int]] = []
         self.raw: queue.Queue = queue.Queue()
         self.stopped = threading.Event()
+        self.first_frame = threading.Event()
         self.paused = threading.Event()
         self._counter = itertools.count()
         self._threads: list[threading.Thread] = []
@@ -141,20 +142,26 @@ class Recorder:
                 }
             ),
         )
+        self.video = VideoWriter(self.out / "video.mp4", self.size, self.fps)
+        self._spawn("recorder-frames", self._frame_loop)
+        if not self.first_frame.wait(15) or self.errors:  # every event must have a frame before it
+            self._teardown()
+            raise RecordingError(f"no frame captured from display {self.display}: {self.errors or 'timeout'}")
         try:
-            self.video = VideoWriter(self.out / "video.mp4", self.size, self.fps)
             self._start_listeners()
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - whatever pynput raises, refuse to start and say why
             self._teardown()
             raise RecordingError(f"cannot capture input on display {self.display}: {e}") from None
         if hasattr(self.probe, "start"):
             self.probe.start(self.now)
-        for name, fn in (("recorder-frames", self._frame_loop), ("recorder-events", self._event_loop)):
-            th = threading.Thread(target=fn, name=name, daemon=True)
-            th.start()
-            self._threads.append(th)
+        self._spawn("recorder-events", self._event_loop)
         self.on_status(f"recording on DISPLAY={self.display} into {self.out}")
         return self
+
+    def _spawn(self, name: str, fn: Callable[[], None]) -> None:
+        th = threading.Thread(target=fn, name=name, daemon=True)
+        th.start()
+        self._threads.append(th)
 
     def _start_listeners(self) -> None:
         saved = {k: os.environ.get(k) for k in ("DISPLAY", "XAUTHORITY")}
@@ -314,11 +321,16 @@ class Recorder:
     # ---- frames ---------------------------------------------------------------------------
     def _frame_loop(self) -> None:
         period = 1.0 / self.fps
+        try:
+            win: WindowProbe | None = WindowProbe(self.display)
+        except Exception:  # noqa: BLE001 - frames without window titles beat no frames
+            win = None
         with _grabber(self.display) as grab:
             mon = grab.monitors[0]
             nxt = time.monotonic()
             while not self.stopped.is_set():
                 if not self.paused.is_set():
+                    window = win.active() if win is not None else None  # read before the grab
                     try:
                         arr = np.asarray(grab.grab(mon))  # BGRA, H x W x 4
                     except Exception as e:
@@ -330,24 +342,28 @@ class Recorder:
                         img = blur_regions(Image.fromarray(arr[:, :, 2::-1]), list(self.sensitive))
                         arr = np.dstack([np.asarray(img)[:, :, ::-1], arr[:, :, 3:]])
                     with self.ring_lock:
-                        self.ring.append((seq, t, arr))
+                        self.ring.append((seq, t, arr, window))
                     self.video.add(arr, t)
                     self.writer.frame(seq, t)
                     self.frame_seq += 1
+                    self.first_frame.set()
                 nxt += period
                 self.stopped.wait(max(0.0, nxt - time.monotonic()))
                 if time.monotonic() - nxt > period:  # fell behind: skip, do not burst
                     nxt = time.monotonic()
+        if win is not None:
+            win.close()
 
-    def _frame_before(self, t: float) -> tuple[int, np.ndarray] | None:
+    def _frame_before(self, t: float) -> tuple[int, np.ndarray, dict | None] | None:
+        """The latest frame taken before `t` (seq, BGRA pixels, active window then)."""
         with self.ring_lock:
             best = None
-            for seq, ft, arr in self.ring:
+            for seq, ft, arr, window in self.ring:
                 if ft <= t:
-                    best = (seq, arr)
+                    best = (seq, arr, window)
             if best is None and self.ring:
-                seq, _, arr = self.ring[0]
-                best = (seq, arr)
+                seq, _, arr, window = self.ring[0]
+                best = (seq, arr, window)
             return best
 
     # ---- events ---------------------------------------------------------------------------

@@ -116,8 +116,11 @@ class EventState:
         if rec.paused.is_set() and kind not in ("pause", "resume"):
             return
         data: dict[str, Any] = {}
+        frame = rec._frame_before(t)
         if kind in ("press", "scroll", "key_down"):
-            data["window"] = self._window(t)
+            data["window"] = (
+                frame[2] if frame is not None and frame[2] is not None else None
+            ) or self._window(t)
             note = getattr(rec.probe, "note_input", None)
             if note is not None:
                 self._probe(lambda: note(t, kind, row.get("key"), bool(self.held - {"shift"})))
@@ -145,7 +148,6 @@ class EventState:
                 row["char"] = "#"  # digit runs cannot be judged per key: scrub every digit
             if "window" in data:
                 data["window"] = {k: scrub_text(v) for k, v in data["window"].items()}
-        frame = rec._frame_before(t)
         if frame is not None:
             row["frame"] = frame[0]
             if self._wants_keyframe(kind, row, t):
