@@ -50,7 +50,7 @@ def test_schemathesis_finds_no_server_errors(live, tmp_path):
     spec = tmp_path / "openapi.json"
     spec.write_text(json.dumps(fuzz_spec(schema)))
     cmd = [ST, "run", str(spec), "--url", url, "-H", f"Authorization: Bearer {TOKEN}",
-           "--checks", "not_a_server_error", "--max-examples", "8", "--phases", "examples,fuzzing",
+           "--checks", "not_a_server_error", "--max-examples", "5", "--phases", "examples,coverage,fuzzing",
            "--workers", "1", "--request-timeout", "60", "--seed", "7", "--no-color"]
     r = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=600,
                        env={**os.environ, "SCHEMATHESIS_HOOKS": ""})
