@@ -96,6 +96,19 @@ class Recorder:
         self.errors: list[str] = []
         self.stats = {"injected_seen": 0, "dropped": 0}
 
+    @classmethod
+    def for_env(cls, env: Any, out: Path | str, **options: Any) -> Recorder:
+        """A recorder on the X display of a SandboxEnv / DesktopEnv, with its AT-SPI probe (not started)."""
+        from recorder.probes import A11yProbe, display_of
+
+        display, x_env = display_of(env)
+        if not display:
+            raise RecordingError(f"{type(env).__name__} has no X display to record; use a sandbox or desktop")
+        options.setdefault("probe", A11yProbe(x_env or None, tuple(getattr(env, "size", (1280, 800)))))
+        spec = getattr(env, "spec", "")
+        options.setdefault("env_spec", spec() if callable(spec) else str(spec))
+        return cls(out, display, x_env=x_env, **options)
+
     def now(self) -> float:
         return time.monotonic() - self.t0
 

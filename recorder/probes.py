@@ -132,7 +132,7 @@ class RecordTarget:
             self.env = None
 
 
-def _display_of(env: Any) -> tuple[str | None, dict[str, str]]:
+def display_of(env: Any) -> tuple[str | None, dict[str, str]]:
     for holder in (env, getattr(env, "sandbox", None), getattr(env, "sb", None)):
         if holder is None:
             continue
@@ -150,7 +150,7 @@ def open_target(spec: str) -> RecordTarget:
         from cua.env import make_env
 
         env = make_env(spec)
-        disp, x_env = _display_of(env)
+        disp, x_env = display_of(env)
         if not disp:
             env.close()
             raise RecordingError(f"the {spec} env does not expose its X display; cannot record it")

@@ -153,3 +153,18 @@ def test_sigkill_mid_session_leaves_a_readable_recording(display, tmp_path):
     assert counts["train"] + counts["val"] == len(demo.steps)
     traj = export_any([out], "trajectory", tmp_path / "traj")["trajectories"][0]
     assert json.loads((Path(traj) / "meta.json").read_text())["outcome"] == "incomplete"
+
+
+def test_recorder_for_an_env_records_its_display(display, tmp_path):
+    from cua.env.desktop import DesktopEnv
+
+    with DesktopEnv(display=display) as env:
+        rec = Recorder.for_env(env, tmp_path / "e", fps=2).start()
+        try:
+            xdo(display, "mousemove", "33", "44", "click", "1")
+        finally:
+            rec.stop()
+        s = Session(tmp_path / "e")
+        assert s.manifest["env"] == env.spec() and s.manifest["screen_size"] == [1280, 800]
+        acts = [a.action.to_json() for a in reduce_events(s.events())]
+        assert acts == [{"kind": "click", "x": 33, "y": 44, "button": "left", "clicks": 1}]
