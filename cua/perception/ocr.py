@@ -49,6 +49,9 @@ def engine() -> Any:
                 )
                 # pad short crops to 64 px (not 320) before recognition: same text, a fraction of the work
                 _engine.text_rec.rec_image_shape = [3, 48, 64]
+                # GUI text next to borders (a menu bar above an open menu) scores low as a box: keep more
+                # boxes and let the recogniser's score filter the junk
+                _engine.text_det.postprocess_op.box_thresh = 0.3
     return _engine
 
 
@@ -116,25 +119,71 @@ def content_box(gray: np.ndarray, margin: int = 6) -> BBox | None:
     return int(x0), int(y0), int(x1 - x0), int(y1 - y0)
 
 
-def _detect(eng: Any, img: np.ndarray) -> np.ndarray:
-    """Text-line quads (N, 4, 2) in `img` coordinates; downscales big images for detection."""
+def content_bands(gray: np.ndarray, margin: int = 4, min_gap: int = 12) -> list[tuple[int, int]]:
+    """Row ranges (y0, y1) that hold anything but flat colour; blank stretches of rows are skipped."""
+    g = gray.astype(np.int16)
+    rows = (np.abs(np.diff(g, axis=1)) > 12).any(axis=1)
+    idx = np.flatnonzero(rows)
+    if len(idx) == 0:
+        return []
+    bands, start, last = [], idx[0], idx[0]
+    for y in idx[1:]:
+        if y - last > min_gap:
+            bands.append((max(0, start - margin), min(len(rows), last + 1 + margin)))
+            start = y
+        last = y
+    bands.append((max(0, start - margin), min(len(rows), last + 1 + margin)))
+    return bands
+
+
+def _det_raw(eng: Any, img: np.ndarray) -> np.ndarray:
+    """Run the DB text detector on `img` as is (padded to a multiple of 32, never stretched)."""
     h, w = img.shape[:2]
-    scale = min(1.0, MAX_DET_SIDE / max(h, w))
-    small = img
+    ph, pw = max(32, -(-h // 32) * 32), max(32, -(-w // 32) * 32)
+    if (ph, pw) != (h, w):
+        img = np.pad(img, ((0, ph - h), (0, pw - w), (0, 0)), mode="edge")
+    x = (img.astype(np.float32) * (2 / 255.0) - 1.0).transpose(2, 0, 1)[None]
+    pred = eng.text_det.infer(x)[0]
+    boxes, _ = eng.text_det.postprocess_op(pred, (ph, pw))
+    if boxes is None or len(boxes) == 0:
+        return np.zeros((0, 4, 2), np.float32)
+    return np.asarray(eng.text_det.filter_tag_det_res(boxes, (h, w)), np.float32).reshape(-1, 4, 2)
+
+
+def _detect(eng: Any, img: np.ndarray, gray: np.ndarray) -> np.ndarray:
+    """Text-line quads (N, 4, 2) in `img` coordinates.
+
+    Blank row stretches are cut out before detection (GUI screens are mostly empty space), with a
+    few replicated rows between the kept bands; big images are downscaled for detection only.
+    """
+    w = img.shape[1]
+    bands = content_bands(gray)
+    if not bands:
+        return np.zeros((0, 4, 2), np.float32)
+    sep = 6
+    parts, offsets, y = [], [], 0  # offsets: (stacked y0, original y0, height)
+    for y0, y1 in bands:
+        parts.append(img[y0:y1])
+        parts.append(np.repeat(img[y1 - 1 : y1], sep, axis=0))
+        offsets.append((y, y0, y1 - y0))
+        y += y1 - y0 + sep
+    stacked = np.concatenate(parts, axis=0)
+    scale = min(1.0, MAX_DET_SIDE / max(stacked.shape[:2]))
     if scale < 1.0:
         import cv2
 
-        small = cv2.resize(img, (max(32, int(w * scale)), max(32, int(h * scale))), interpolation=cv2.INTER_AREA)
-    pad_h, pad_w = max(0, 32 - small.shape[0]), max(0, 32 - small.shape[1])
-    if pad_h or pad_w:  # the detector needs >= 32 px; pad with the edge colour
-        small = np.pad(small, ((0, pad_h), (0, pad_w), (0, 0)), mode="edge")
-    boxes, _ = eng.text_det(small)
-    if boxes is None or len(boxes) == 0:
-        return np.zeros((0, 4, 2), np.float32)
-    boxes = np.asarray(boxes, np.float32) / scale
-    boxes[..., 0] = boxes[..., 0].clip(0, w)
-    boxes[..., 1] = boxes[..., 1].clip(0, h)
-    return boxes
+        sh, sw = stacked.shape[:2]
+        stacked = cv2.resize(stacked, (max(32, int(sw * scale)), max(32, int(sh * scale))), interpolation=cv2.INTER_AREA)
+    boxes = _det_raw(eng, stacked) / scale
+    out = []
+    for q in boxes:
+        cy = float(q[:, 1].mean())
+        s0, o0, bh = next(((s0, o0, bh) for s0, o0, bh in offsets if cy < s0 + bh + sep), offsets[-1])
+        q = q.copy()
+        q[:, 1] = (q[:, 1] - s0).clip(0, bh) + o0
+        q[:, 0] = q[:, 0].clip(0, w)
+        out.append(q)
+    return np.asarray(out, np.float32).reshape(-1, 4, 2)
 
 
 def _ink_splits(gray: np.ndarray, quad: np.ndarray) -> list[float]:
@@ -229,7 +278,7 @@ def ocr(image: Image.Image | np.ndarray, region: BBox | None = None, words: bool
     gray_crop = img.mean(axis=2)
     eng = engine()
     with _lock:
-        quads = _detect(eng, img)
+        quads = _detect(eng, img, gray_crop)
         if len(quads) == 0:
             return []
         quads = eng.sorted_boxes(quads)
