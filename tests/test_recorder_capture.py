@@ -153,6 +153,12 @@ def test_sigkill_mid_session_leaves_a_readable_recording(display, tmp_path):
     assert counts["train"] + counts["val"] == len(demo.steps)
     traj = export_any([out], "trajectory", tmp_path / "traj")["trajectories"][0]
     assert json.loads((Path(traj) / "meta.json").read_text())["outcome"] == "incomplete"
+    from cua.env.desktop import DesktopEnv
+    from recorder.replay import replay_path
+
+    with DesktopEnv(display=display, sources="a11y") as env:  # replay works on the killed recording too
+        rep = replay_path(out, env)
+    assert rep.ok and [s.action.split("(")[0] for s in rep.steps] == [a["kind"] for a in acts]
 
 
 def test_recorder_for_an_env_records_its_display(display, tmp_path):
