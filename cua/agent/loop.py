@@ -186,7 +186,8 @@ def _model_loop(task: str, env: GuardedEnv, model: Model, library: Any, decision
         plan, plan_obs = call.plan, obs
         feedback = ""
         for i, step in enumerate(plan.steps):
-            env.context = (plan.thought or "") + (f"\n[rejected replies: {len(call.errors)}]" if call.errors else "")
+            env.context = "\n".join(filter(None, [plan.thought, f"[{len(call.errors)} rejected replies: "
+                                                  f"{call.errors[-1]}]" if call.errors else ""]))
             desc = step.describe()
             if on_step:
                 on_step(env.steps, desc)

@@ -66,7 +66,7 @@ class Planner:
             raw = reply.text if reply.tool_action is None else f"{reply.text} tool:{reply.tool_action}"
             call.replies.append(raw)
             try:
-                call.plan = parse_reply(reply, obs, model_size, by_name, self.stepwise)
+                call.plan = parse_reply(reply, obs, model_size, by_name, self.stepwise, tool_model=self.raw_image)
                 return call
             except ReplyError as e:
                 call.errors.append(str(e))

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from cua.actions import Action, ActionParseError, scale_action
+from cua.actions import Action, ActionParseError, Done, scale_action
 from cua.models.base import ModelReply
 from cua.perception.elements import Observation
 
@@ -108,13 +108,19 @@ def _check(action: Action, obs: Observation, size: tuple[int, int], where: str) 
 
 
 def parse_reply(reply: ModelReply, obs: Observation, model_size: tuple[int, int],
-                skills: dict[str, Any] | None = None, stepwise: bool = False) -> Plan:
-    """Validate a reply against the observation it answers; points come back in screen pixels."""
+                skills: dict[str, Any] | None = None, stepwise: bool = False, tool_model: bool = False) -> Plan:
+    """Validate a reply against the observation it answers; points come back in screen pixels.
+
+    tool_model: a computer-use model, whose reply without a tool call (and without our JSON) means
+    it considers the task finished.
+    """
     from cua.action_formats import parse_many
 
     skills = skills or {}
     screen = obs.size if obs.size[0] else obs.image().size
     thought = reply.text.strip()
+    if reply.tool_action is None and tool_model and not thought.lstrip("`").lstrip().startswith(("{", "[")):
+        return Plan(steps=[PlanStep(action=Done(message=thought[:500] or None))], thought=thought, raw=reply.text)
     if reply.tool_action is not None:
         items, fmt = [reply.tool_action], reply.tool_format or "auto"
     else:
