@@ -68,7 +68,9 @@ def test_requests_without_or_with_a_wrong_token_are_refused(guest):
 
 
 def test_observe_over_http(remote):
+    assert tuple(remote.health()["size"]) == remote.size
     obs = remote.observe()
+    assert remote.last_obs is obs and tuple(obs.size) == remote.size
     img = obs.image()
     assert img.size == tuple(obs.size) and img.size[0] >= 640
     assert obs.elements and all(e.id for e in obs.elements)

@@ -57,9 +57,24 @@ class RemoteEnv(EnvBase):
         self._token = find_token(token, token_file)
         self._timeout = httpx.Timeout(timeout, connect=connect_timeout)
         self._client = self._new_client()
-        self._last: Observation | None = None
+        self.last_obs: Observation | None = None
+        self._size: tuple[int, int] | None = None
         if check:
             self.health()
+
+    @property
+    def last(self) -> Observation | None:
+        """The last observation this client saw (the desktop env's name for it)."""
+        return self.last_obs
+
+    @property
+    def size(self) -> tuple[int, int]:
+        """The guest's screen size (width, height)."""
+        if self.last_obs is not None and self.last_obs.size[0]:
+            return tuple(self.last_obs.size)
+        if self._size is None:
+            self._size = tuple(self.health().get("size") or self.screenshot(scale=1.0).size)
+        return self._size
 
     def _reconnect(self) -> None:
         self._client.close()
@@ -125,7 +140,7 @@ class RemoteEnv(EnvBase):
         if self.sources not in ("", "auto"):
             keep = {s.strip() for s in self.sources.split(",")}
             obs.elements = [e for e in obs.elements if e.source in keep]
-        self._last = obs
+        self.last_obs = obs
         return obs
 
     def observe(self) -> Observation:
@@ -136,7 +151,7 @@ class RemoteEnv(EnvBase):
 
     def _resolve(self, action: Action) -> Action:
         """Turn element ids / targets into points using the last observation this client saw."""
-        obs = self._last
+        obs = self.last_obs
         if obs is None:
             return action
         upd: dict[str, Any] = {}

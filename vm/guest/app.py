@@ -68,6 +68,10 @@ class GuestState:
     def env(self) -> Environment:
         return self.call(lambda env: env)
 
+    def current(self) -> Environment | None:
+        """The environment if it has been started, without starting it."""
+        return self._env
+
     def close(self) -> None:
         def shut() -> None:
             if self.cfg.recorder is not None:
@@ -87,6 +91,7 @@ class Health(BaseModel):
     exec: bool
     files: bool
     recording: bool
+    size: tuple[int, int] | None = None
 
 
 class FileWritten(BaseModel):
@@ -156,8 +161,10 @@ def create_app(cfg: GuestConfig) -> FastAPI:
 
     @app.get("/health", response_model=Health, summary="Liveness and what this guest allows")
     def health() -> Health:
+        size = getattr(state.current(), "size", None)  # never starts the env: health stays cheap
         return Health(ok=True, api=API_VERSION, env=cfg.env_spec, exec=cfg.allow_exec,
-                      files=state.files is not None, recording=cfg.recorder is not None)
+                      files=state.files is not None, recording=cfg.recorder is not None,
+                      size=tuple(size) if isinstance(size, (tuple, list)) and len(size) == 2 else None)
 
     @app.get("/screenshot", summary="The screen as PNG or JPEG",
              responses={200: {"content": {"image/png": {}, "image/jpeg": {}}}})
