@@ -21,21 +21,31 @@ from skills.units import SEP, step_for
 SKIP_BUTTONS = ("close", "cancel", "help", "ok")
 
 
-def dialog_parts(state: dict[str, Any]) -> tuple[list[UIElement], list[UIElement]]:
-    """Text fields and (non-closing) buttons that appeared with a stored graph state."""
+def dialog_parts(state: dict[str, Any]) -> tuple[list[UIElement], list[UIElement], list[UIElement]]:
+    """Text fields and (non-closing) buttons that appeared with a stored graph state, and all its elements."""
     only = set(state.get("candidates") or [])
-    els = [UIElement.model_validate(e) for e in state["elements"]]
-    els = [e for e in els if not only or e.signature in only]
+    every = [UIElement.model_validate(e) for e in state["elements"]]
+    els = [e for e in every if not only or e.signature in only]
     fields = [e for e in els if role_kind(e) == "type"]
     buttons = [e for e in els if "button" in e.role and clean_name(e.name)
                and clean_name(e.name).lower() not in SKIP_BUTTONS]
-    return fields, buttons
+    return fields, buttons, every
 
 
-def compose(unit: Skill, field: UIElement, button: UIElement, sample: str) -> Skill:
+def field_label(field: UIElement, elements: list[UIElement]) -> str:
+    """A field's name, else the text of the label just left of it on the same row (GTK dialogs)."""
+    if clean_name(field.name):
+        return clean_name(field.name)
+    fx, fy, _, fh = field.bbox
+    left = [e for e in elements if e.role == "label" and clean_name(e.name) and e.bbox[0] < fx
+            and abs((e.bbox[1] + e.bbox[3] / 2) - (fy + fh / 2)) < max(fh, 12)]
+    return clean_name(max(left, key=lambda e: e.bbox[0]).name).rstrip(":") if left else "the text field"
+
+
+def compose(unit: Skill, field: UIElement, button: UIElement, sample: str, label: str = "") -> Skill:
     """The composite skill: unit -> type {text} into field -> press button (postcondition set later)."""
     dialog = unit.name.split(SEP)[-1].rstrip(".…").strip()
-    fname, bname = clean_name(field.name) or "the text field", clean_name(button.name)
+    fname, bname = label or clean_name(field.name) or "the text field", clean_name(button.name)
     steps = [SkillStep(action={}, skill=unit.name, note="open")]
     steps += [SkillStep(action=a) for a in type_into_steps(field.signature, "{text}", clean_name(field.name) or None)]
     steps.append(SkillStep(action=step_for(button)))
@@ -51,27 +61,33 @@ def compose(unit: Skill, field: UIElement, button: UIElement, sample: str) -> Sk
     )
 
 
-def candidates(ex: Any) -> list[tuple[Skill, UIElement, UIElement]]:
+def candidates(ex: Any, per_dialog: int = 2) -> list[tuple[Skill, UIElement, UIElement, str]]:
+    """(unit skill, field, button, field label) for verified skills that reach a state with a field and a button."""
     out = []
-    for unit in ex.lib.list(app=ex.app, status="verified"):
+    for unit in sorted(ex.lib.list(app=ex.app, status="verified"), key=lambda s: len(s.steps)):
         state = ex.graph.state(unit.extra.get("state", "")) if unit.provenance == "explored" else None
         if state is None:
             continue
-        fields, buttons = dialog_parts(state)
-        if fields and buttons:
-            out.append((unit, fields[0], buttons[0]))
+        fields, buttons, every = dialog_parts(state)
+        for button in buttons[:per_dialog] if fields else []:
+            out.append((unit, fields[0], button, field_label(fields[0], every)))
     return out
 
 
 def compose_and_verify(ex: Any, limit: int = 5) -> list[str]:
     """Build up to `limit` composites from the explorer's verified dialog skills; verify each. Notes back."""
     notes = []
-    for unit, field, button in candidates(ex)[:limit]:
-        skill = compose(unit, field, button, ex.profile.sample_text)
+    for unit, field, button, label in candidates(ex)[:limit]:
+        skill = compose(unit, field, button, ex.profile.sample_text, label)
         if ex.lib.get(skill.name) is not None:
             continue
-        ex.go_start()
-        first = run_skill(skill, ex.env, library=ex.lib)  # empty postcondition: learn what the press does
+        for attempt in range(2):  # empty postcondition: learn what the press does; a fresh reset on retry
+            if attempt:
+                ex.reset()
+            ex.go_start()
+            first = run_skill(skill, ex.env, library=ex.lib)
+            if first.ok:
+                break
         if not first.ok:
             notes.append(f"composite {skill.name!r} failed on its first run: {first.error}")
             skill.status = "failed"

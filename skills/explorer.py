@@ -336,7 +336,8 @@ class Explorer:
                 res = run_skill(skill, self.env, library=self.lib)
                 self.stats.total_actions += len(res.steps)
                 self._obs = res.observation if res.observation is not None else self.observe()
-                self.learn_volatile(self._obs, self.observe())
+                if not res.ok:  # a second look tells a self-changing element from a real failure
+                    self.learn_volatile(self._obs, self.observe())
                 self.lib.record_run(name, res.ok)
                 ok_all &= res.ok
                 if not res.ok:

@@ -84,4 +84,7 @@ def role_kind(el: UIElement) -> str | None:
 
 
 def is_enabled(el: UIElement) -> bool:
-    return not any(s in el.states for s in ("disabled", "insensitive"))
+    """Not greyed out: no disabled/insensitive state, and (when states are reported) enabled or sensitive."""
+    if any(s in el.states for s in ("disabled", "insensitive")):
+        return False
+    return not el.states or "enabled" in el.states or "sensitive" in el.states or el.source not in ("a11y", "dom")

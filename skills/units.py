@@ -41,9 +41,16 @@ def describe(names: list[str], el: UIElement, new: Observation, old: Observation
     opened_menu = any(e.role == "menu item" or "menu item" in e.role for e in new.elements
                       if is_visible(e, new.size) and old is not None and e.signature not in
                       {o.signature for o in old.elements if is_visible(o, old.size)})
+    before = {o.signature for o in old.elements if is_visible(o, old.size)} if old is not None else set()
+    appeared = [e for e in new.elements if is_visible(e, new.size) and e.signature not in before]
+    bar = next((e for e in appeared if e.role in ("tool bar", "panel", "info bar", "status bar")), None)
     if dialog:
         desc = f"Open the {dialog} dialog via {path} in {app}."
         when = f"when you need to open or show the {dialog} dialog, to {words.lower()}"
+    elif bar is not None and not opened_menu:
+        shown = ", ".join(clean_name(e.name) for e in appeared if "button" in e.role and e.name)[:80]
+        desc = f"Open the {words} bar via {path} in {app}" + (f" (shows {shown})." if shown else ".")
+        when = f"when you need to {words.lower()}: open or show the {words.lower()} bar"
     elif role == "menu" or opened_menu:
         desc = f"Open the {path} menu in {app} (shows its items)."
         when = f"when you need a command from the {words} menu"
