@@ -294,8 +294,12 @@ class Session:
         return None
 
     def iter_video(self) -> Iterator[Image.Image]:
+        """Every decodable video frame; stops quietly at a fragment torn by a kill."""
         import av
 
-        with av.open(str(self.dir / "video.mp4")) as c:
-            for fr in c.decode(video=0):
-                yield fr.to_image()
+        try:
+            with av.open(str(self.dir / "video.mp4")) as c:
+                for fr in c.decode(video=0):
+                    yield fr.to_image()
+        except av.FFmpegError:
+            return

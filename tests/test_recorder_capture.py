@@ -135,6 +135,8 @@ def test_sigkill_mid_session_leaves_a_readable_recording(display, tmp_path):
                 break
             time.sleep(0.2)
         assert n >= 7
+        while time.monotonic() < deadline and (out / "video.mp4").stat().st_size < 4000:
+            time.sleep(0.2)  # at least one finished video fragment (one GOP = 1 s at 5 fps)
         xdo(display, "type", "--delay", "15", "xx")  # in flight when the kill lands
         os.killpg(p.pid, signal.SIGKILL)
         p.wait(10)
@@ -149,6 +151,7 @@ def test_sigkill_mid_session_leaves_a_readable_recording(display, tmp_path):
     assert acts[1]["kind"] == "type" and acts[1]["text"].startswith("kill me")
     demo = load_demo(out)
     assert demo.steps[0].frame() is not None
+    assert len(list(s.iter_video())) >= 1  # the fragmented MP4 decodes up to the kill
     counts = export_any([out], "openai-chat", tmp_path / "ds")
     assert counts["train"] + counts["val"] == len(demo.steps)
     traj = export_any([out], "trajectory", tmp_path / "traj")["trajectories"][0]
