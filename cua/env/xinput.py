@@ -113,7 +113,7 @@ class XInput:
         from PIL import Image
 
         shot = self.grab_raw()
-        return Image.frombuffer("RGB", shot.size, shot.bgra, "raw", "BGRX", 0, 1)
+        return Image.frombuffer("RGB", shot.size, shot.raw, "raw", "BGRX", 0, 1)  # decodes: no shared buffer
 
     def close(self) -> None:
         sct = getattr(self._tls, "sct", None)
