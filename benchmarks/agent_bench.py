@@ -21,16 +21,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rich.console import Console  # noqa: E402
-from rich.progress import Progress  # noqa: E402
-from rich.table import Table  # noqa: E402
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
 
-from cua.actions import Click, Type  # noqa: E402
-from cua.agent.loop import run_task  # noqa: E402
-from cua.agent.prompts import build_prompt  # noqa: E402
-from cua.agent.replies import parse_reply  # noqa: E402
-from cua.models.base import png_b64  # noqa: E402
-from cua.models.scripted import ScriptedModel  # noqa: E402
+from cua.actions import Click, Type
+from cua.agent.loop import run_task
+from cua.agent.prompts import build_prompt
+from cua.agent.replies import parse_reply
+from cua.models.base import png_b64
+from cua.models.scripted import ScriptedModel
 
 TARGET_MS = 400.0
 TEN_STEPS = [{"kind": "type", "text": f"line {i} "} if i % 2 == 0 else {"kind": "key", "key": "enter"}

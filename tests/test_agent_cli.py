@@ -95,7 +95,6 @@ def test_cli_model_none_runs_a_covered_task_and_stops_on_an_uncovered_one(page, 
     assert all(s.planner_text.startswith("skill send_query") for s in steps)
 
     for task in ("book a flight to Paris", "print the page"):
-        t0 = time.monotonic()
         code, out, err = _run(["run", task, "--env", page, "--skills", str(db), "--out", str(tmp_path / "out")])
         assert code == 1 and out["outcome"] == "outside known skills", err
         assert out["steps"] == 0 and out["nearest_skills"], out

@@ -8,7 +8,8 @@ trajectory, so a run's record is complete however the action was produced.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from cua.agent.safety import Budget, Confirmer, EmergencyStop, destructive_reason
 from cua.env.base import ActionResult

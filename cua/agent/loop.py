@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from cua.agent.boundary import OUTSIDE, decide, retrieve
 from cua.agent.executor import Executor, StepOutcome, needs_screen

@@ -16,7 +16,7 @@ from cua.actions import Action, ActionParseError, Done, scale_action
 from cua.models.base import ModelReply
 from cua.perception.elements import Observation
 
-_FENCE = re.compile(r"```(?:json|python)?\s*(.*?)```", re.S)
+_FENCE = re.compile(r"```(?:json|python)?\s*(.*?)```", re.DOTALL)
 
 
 class ReplyError(ValueError):

@@ -15,8 +15,9 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from cua.perception.elements import Observation
 
@@ -24,10 +25,10 @@ DEFAULT_STOP_HOTKEY = "<ctrl>+<alt>+<esc>"
 _WORDS = re.compile(
     r"\b(delete|remove|erase|discard|don'?t save|close without saving|without saving|quit|exit|log ?out|"
     r"sign ?out|shut ?down|restart|reboot|send|submit order|place order|buy|purchase|pay|checkout|"
-    r"empty trash|uninstall|format disk|overwrite|replace all)\b", re.I)
+    r"empty trash|uninstall|format disk|overwrite|replace all)\b", re.IGNORECASE)
 _HOTKEYS = {frozenset(k) for k in (("ctrl", "q"), ("alt", "f4"), ("ctrl", "w"), ("ctrl", "shift", "w"),
                                     ("ctrl", "shift", "q"), ("shift", "delete"), ("ctrl", "shift", "delete"))}
-_TYPED = re.compile(r"\brm\s+-[a-z]*[rf]|\bmkfs\b|\bdd\s+if=|\bshutdown\b|:\(\)\s*\{", re.I)
+_TYPED = re.compile(r"\brm\s+-[a-z]*[rf]|\bmkfs\b|\bdd\s+if=|\bshutdown\b|:\(\)\s*\{", re.IGNORECASE)
 
 
 class BudgetExceeded(RuntimeError):

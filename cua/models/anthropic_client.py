@@ -79,7 +79,7 @@ class AnthropicModel:
                                 what=f"anthropic:{self.name}")
         except ModelError:
             raise
-        except Exception as e:  # noqa: BLE001 - the SDK's errors, reworded once
+        except Exception as e:
             raise ModelError(f"anthropic:{self.name} request failed: {e}") from e
         reply = ModelReply(usage=usage)
         for block in resp.content or []:

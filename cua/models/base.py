@@ -10,8 +10,9 @@ import base64
 import io
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from PIL import Image
 
@@ -119,7 +120,7 @@ def with_backoff(call: Callable[[], T], retryable: Callable[[Exception], float |
     for attempt in range(retries + 1):
         try:
             return call()
-        except Exception as e:  # noqa: BLE001 - classified by `retryable`
+        except Exception as e:
             hint = retryable(e)
             if hint is None or attempt == retries:
                 if hint is not None:

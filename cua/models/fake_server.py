@@ -94,7 +94,7 @@ def make_handler(state: ScriptState) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             if self.path.rstrip("/") in ("/v1/models", "/models"):
                 self._send(200, {"object": "list", "data": [{"id": "fake", "object": "model", "owned_by": "cua"}]})
             elif self.path == "/_requests":
@@ -103,7 +103,7 @@ def make_handler(state: ScriptState) -> type[BaseHTTPRequestHandler]:
             else:
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             try:
                 body = json.loads(self.rfile.read(length) or b"{}")

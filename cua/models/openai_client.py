@@ -65,7 +65,7 @@ class OpenAIModel:
         if self.computer_use:
             return self._complete_computer_use(prompt)
         t0 = time.monotonic()
-        call = lambda: self.client.chat.completions.create(  # noqa: E731
+        call = lambda: self.client.chat.completions.create(
             model=self.name, messages=self._messages(prompt), max_tokens=self.max_tokens,
             temperature=self.temperature)
         usage = Usage(calls=1)
@@ -73,7 +73,7 @@ class OpenAIModel:
             resp = with_backoff(call, _retry_hint, usage, retries=self.retries, what=f"openai:{self.name}")
         except ModelError:
             raise
-        except Exception as e:  # noqa: BLE001 - the SDK's errors, reworded once
+        except Exception as e:
             raise ModelError(f"openai:{self.name} request failed: {e}") from e
         if not resp.choices:
             raise ModelError(f"openai:{self.name} returned no choices")
@@ -93,7 +93,7 @@ class OpenAIModel:
         content: list[dict[str, Any]] = [{"type": "input_text", "text": prompt.text}]
         if prompt.image is not None:
             content.append({"type": "input_image", "image_url": "data:image/png;base64," + png_b64(prompt.image)})
-        call = lambda: self.client.responses.create(  # noqa: E731
+        call = lambda: self.client.responses.create(
             model=self.name, instructions=prompt.system, truncation="auto",
             tools=[{"type": "computer_use_preview", "display_width": w, "display_height": h,
                     "environment": "linux"}],
@@ -103,7 +103,7 @@ class OpenAIModel:
             resp = with_backoff(call, _retry_hint, usage, retries=self.retries, what=f"openai:{self.name}")
         except ModelError:
             raise
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             raise ModelError(f"openai:{self.name} request failed: {e}") from e
         reply = ModelReply(usage=usage)
         for item in resp.output or []:
