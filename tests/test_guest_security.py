@@ -199,6 +199,13 @@ def test_exec_runs_argument_lists_never_a_shell(world):
     assert r["timed_out"] is True and r["returncode"] is None
     r = client.post("/exec", json={"argv": ["pwd"]}, headers=AUTH).json()
     assert r["stdout"].strip() == str(root.resolve())
+    r = client.post("/exec", json={"argv": ["cat"], "stdin": "piped"}, headers=AUTH).json()
+    assert r["stdout"] == "piped" and r["returncode"] == 0
+    r = client.post("/exec", json={"argv": ["sleep", "5"], "stdin": "x" * 500_000, "timeout": 0.5},
+                    headers=AUTH).json()
+    assert r["timed_out"] is True  # a program that never reads its stdin does not block the guest
+    r = client.post("/exec", json={"argv": ["head", "-c", "3000000", "/dev/zero"]}, headers=AUTH).json()
+    assert r["truncated"] is True and len(r["stdout"]) == 1024 * 1024
 
 
 def test_token_file_is_created_private_and_reused(tmp_path, monkeypatch):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
+import threading
 import time
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -54,17 +56,43 @@ def run_argv(req: ExecRequest, cwd: str) -> ExecResult:
         raise ExecError(f"program {req.argv[0]!r} is not executable") from None
     except (OSError, ValueError) as e:
         raise ExecError(f"cannot start {req.argv[0]!r}: {e}") from None
+    outs: dict[str, bytearray] = {"out": bytearray(), "err": bytearray()}
+    over = {"out": False, "err": False}
+
+    def drain(name: str, stream) -> None:  # keep the first MAX_OUTPUT bytes, discard the rest
+        buf = outs[name]
+        for chunk in iter(lambda: stream.read(65536), b""):
+            room = MAX_OUTPUT - len(buf)
+            if room > 0:
+                buf += chunk[:room]
+            if len(chunk) > max(room, 0):
+                over[name] = True
+        stream.close()
+
+    readers = [threading.Thread(target=drain, args=(n, st), daemon=True)
+               for n, st in (("out", proc.stdout), ("err", proc.stderr))]
+    for th in readers:
+        th.start()
+    if req.stdin is not None:
+        def feed(data: bytes = req.stdin.encode()) -> None:
+            with contextlib.suppress(BrokenPipeError, OSError):
+                proc.stdin.write(data)
+                proc.stdin.close()
+
+        threading.Thread(target=feed, daemon=True).start()  # a program that never reads cannot block us
     timed_out = False
     try:
-        out, err = proc.communicate(req.stdin.encode() if req.stdin is not None else None, timeout=req.timeout)
+        proc.wait(timeout=req.timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        out, err = proc.communicate()
-    truncated = len(out) > MAX_OUTPUT or len(err) > MAX_OUTPUT
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # also reaps children left behind by the program
+        proc.wait()
+    for th in readers:
+        th.join(5)
+    out, err = bytes(outs["out"]), bytes(outs["err"])
+    truncated = over["out"] or over["err"]
     return ExecResult(
         returncode=None if timed_out else proc.returncode,
         stdout=out[:MAX_OUTPUT].decode("utf-8", "replace"),
