@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import sys
@@ -22,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
+from rich.console import Console
+from rich.table import Table
 
 OSWORLD_PAUSE = 2.0
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -161,7 +162,7 @@ def main() -> int:
         t.add_column(col)
     for name, xs in cap.items():
         ratio = f"{med(xs) / base:.1f}x" if xs else "-"
-        speed = f"{pyag / med(xs):.1f}x" if xs and pyag == pyag else "-"
+        speed = f"{pyag / med(xs):.1f}x" if xs and not math.isnan(pyag) else "-"
         t.add_row(name, str(len(xs)), f"{med(xs) * 1000:.2f}" if xs else "n/a", ratio, speed)
     console.print(t)
     both = menu["open"] + menu["close"]
@@ -181,7 +182,7 @@ def main() -> int:
         "size": [1280, 800], "quick": args.quick,
         "capture_median_s": {k: med(v) for k, v in cap.items()},
         "capture_ratio_vs_mss_pil": {k: med(v) / base for k, v in cap.items() if v},
-        "capture_speedup_vs_pyautogui": {k: pyag / med(v) for k, v in cap.items() if v and pyag == pyag},
+        "capture_speedup_vs_pyautogui": {k: pyag / med(v) for k, v in cap.items() if v and not math.isnan(pyag)},
         "load_average": os.getloadavg()[0],
         "menu_open_median_s": med(menu["open"]), "menu_close_median_s": med(menu["close"]),
         "act_settle_median_s": med(both), "fixed_pause_median_s": fixed,

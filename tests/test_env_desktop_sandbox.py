@@ -54,7 +54,7 @@ def test_observe_lists_menus_with_a11y_boxes(env):
     assert "Mousepad" in obs.window_title and obs.app == "mousepad"
     for menu in ("File", "Edit", "Search"):
         [el] = by_name(obs, "menu", menu)
-        x, y, w, h = el.bbox
+        _, y, w, h = el.bbox
         assert el.source == "a11y" and w > 10 and h > 10 and 0 <= y < 100
         assert el.signature.endswith(f"menu bar:/menu:{menu}") and "Untitled" not in el.signature
     assert len({e.id for e in obs.elements}) == len(obs.elements)
@@ -88,7 +88,7 @@ def test_drag_selects_text_and_typing_replaces_it(env):
     act(env, kind="type", text="alpha beta")
     assert eventually(env, lambda o: text_value(env) == "alpha beta")
     [field] = [e for e in env.observe().elements if e.role == "text" and "editable" in e.states]
-    x, y, w, h = field.bbox
+    x, y, _, _ = field.bbox
     # drag from the far right of line 1 back to its start selects the whole line
     r = act(env, kind="drag", x=x + 400, y=y + 8, to_x=x + 1, to_y=y + 8)
     assert r.ok and r.changed

@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import shlex
@@ -86,20 +87,16 @@ def _kill_group(proc: subprocess.Popen | None, grace: float = 2.0) -> None:
     if proc is None:
         return
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
         try:
             proc.wait(timeout=grace)
             break
         except subprocess.TimeoutExpired:
             continue
     # the group may outlive its leader (forked children)
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def pids_with_marker(marker: str) -> list[int]:
@@ -124,10 +121,8 @@ def _kill_marked(marker: str) -> None:
         if not pids:
             return
         for pid in pids:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         deadline = time.monotonic() + 1.0
         while time.monotonic() < deadline and any(os.path.exists(f"/proc/{p}") and _alive(p) for p in pids):
             time.sleep(0.02)
@@ -185,12 +180,9 @@ class Sandbox:
 
     # -- start-up -------------------------------------------------------------------------
     def _spawn(self, argv: list[str], env: dict[str, str], pass_fds: tuple[int, ...] = (), log: str = "") -> subprocess.Popen:
-        out = open(os.path.join(self.root, f"{log or os.path.basename(argv[0])}.log"), "ab")
-        try:
+        with open(os.path.join(self.root, f"{log or os.path.basename(argv[0])}.log"), "ab") as out:
             p = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                  pass_fds=pass_fds, start_new_session=True, cwd=self.root)
-        finally:
-            out.close()
         self._procs.append(p)
         return p
 
@@ -293,7 +285,7 @@ class Sandbox:
                 try:
                     if self._x.create_resource_object("window", wid).get_attributes().map_state == X.IsViewable:
                         return
-                except Exception:  # noqa: BLE001 - the window vanished between list and query
+                except Exception:  # noqa: BLE001, S112 - the window vanished between list and query
                     continue
             code = self.app.poll()
             if code is not None and code != 0:
@@ -346,10 +338,8 @@ class Sandbox:
     def close(self) -> None:
         """Kill everything this sandbox started and remove its temporary tree (idempotent)."""
         if self._x is not None:
-            try:
+            with contextlib.suppress(Exception):
                 self._x.close()
-            except Exception:  # noqa: BLE001 - the server may already be gone
-                pass
             self._x = None
         self._finalizer()
 
@@ -357,7 +347,7 @@ class Sandbox:
         """Live processes started by this sandbox (for tests and diagnostics)."""
         return pids_with_marker(self.marker)
 
-    def __enter__(self) -> Sandbox:
+    def __enter__(self) -> Sandbox:  # noqa: PYI034
         return self
 
     def __exit__(self, *exc: object) -> None:

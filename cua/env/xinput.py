@@ -11,9 +11,11 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import OrderedDict
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 from cua.env.base import EnvError
 
@@ -118,15 +120,11 @@ class XInput:
     def close(self) -> None:
         sct = getattr(self._tls, "sct", None)
         if sct is not None:
-            try:
+            with contextlib.suppress(Exception):
                 sct.close()
-            except Exception:  # noqa: BLE001
-                pass
             self._tls.sct = None
-        try:
+        with contextlib.suppress(Exception):
             self.d.close()
-        except Exception:  # noqa: BLE001 - closing a dead connection
-            pass
 
     # -- pointer ------------------------------------------------------------------------------
     def move(self, x: int, y: int) -> None:
@@ -239,7 +237,7 @@ class XInput:
         self._x(go)
 
 
-def XK_SHIFT() -> int:  # noqa: N802 - mirrors the X name
+def XK_SHIFT() -> int:
     from Xlib import XK
 
     return XK.string_to_keysym("Shift_L")

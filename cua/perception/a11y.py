@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import selectors
@@ -99,11 +100,8 @@ class A11yReader:
     def available(self) -> bool:
         """Whether the system python has gi/Atspi (checked once, by starting the helper)."""
         if self.unavailable is None and self._proc is None:
-            with self._lock:
-                try:
-                    self._ensure()
-                except RuntimeError:
-                    pass
+            with self._lock, contextlib.suppress(RuntimeError):
+                self._ensure()
         return self.unavailable is None
 
     def _ensure(self) -> None:
@@ -114,7 +112,7 @@ class A11yReader:
             self.unavailable = (f"{SYSTEM_PYTHON} not found; AT-SPI needs Debian's python3 with "
                                 "`apt-get install python3-pyatspi gir1.2-atspi-2.0` (or set CUA_SYSTEM_PYTHON)")
             raise RuntimeError(self.unavailable)
-        self._stderr = tempfile.TemporaryFile()
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the helper
         env = {k: v for k, v in self.env_vars.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
         env.pop("NO_AT_BRIDGE", None)
         self._proc = subprocess.Popen([SYSTEM_PYTHON, "-s", str(HELPER)], stdin=subprocess.PIPE,
@@ -177,10 +175,8 @@ class A11yReader:
             except (OSError, subprocess.TimeoutExpired):
                 pass
             for f in (proc.stdin, proc.stdout):
-                try:
+                with contextlib.suppress(OSError):
                     f and f.close()
-                except OSError:
-                    pass
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
@@ -227,14 +223,12 @@ class A11yReader:
         with self._lock:
             self._kill()
 
-    def __enter__(self) -> A11yReader:
+    def __enter__(self) -> A11yReader:  # noqa: PYI034
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __del__(self) -> None:  # best effort; close() is the contract
-        try:
+        with contextlib.suppress(Exception):
             self._kill()
-        except Exception:  # noqa: BLE001
-            pass

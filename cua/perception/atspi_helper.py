@@ -10,6 +10,7 @@ depth. Only showing nodes are walked; the walk stops at max_nodes or the time bu
 This file must stay importable by a plain system python3 (no venv packages).
 """
 
+import contextlib
 import json
 import sys
 import time
@@ -39,19 +40,15 @@ class Walker:
         self.Atspi, self.GLib = _import_atspi()
         A = self.Atspi
         A.init()
-        try:
+        with contextlib.suppress(Exception):
             A.set_timeout(1500, 15000)
-        except Exception:  # noqa: BLE001 - older libatspi
-            pass
         self.SHOWING = A.StateType.SHOWING
         # Listening makes apps emit these events, which keep libatspi's cache current.
         self.listener = A.EventListener.new(lambda ev: None)
         for kind in ("object:state-changed", "object:children-changed", "object:property-change",
                      "window:activate", "window:deactivate"):
-            try:
+            with contextlib.suppress(Exception):
                 self.listener.register(kind)
-            except Exception:  # noqa: BLE001
-                pass
         self.pump()
 
     def pump(self, budget=0.05):
@@ -105,12 +102,12 @@ class Walker:
                 continue
             try:
                 aname = app.get_name() or ""
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001, S112
                 continue
             path = ["application:" + aname]
             try:
                 n_win = app.get_child_count()
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001, S112
                 continue
             for j in range(n_win - 1, -1, -1):
                 stack.append((app.get_child_at_index(j), path, aname, True, 0))
@@ -125,7 +122,7 @@ class Walker:
             try:
                 role = node.get_role_name() or "unknown"
                 name = " ".join((node.get_name() or "").split())
-            except Exception:  # noqa: BLE001 - the node died during the walk
+            except Exception:  # noqa: BLE001, S112 - the node died during the walk
                 continue
             states = self.states(node)
             if "showing" not in states:
@@ -154,12 +151,12 @@ class Walker:
             child_path = path + [step] if step else path
             try:
                 n = node.get_child_count()
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001, S112
                 continue
             for k in range(min(n, max_nodes) - 1, -1, -1):
                 try:
                     child = node.get_child_at_index(k)
-                except Exception:  # noqa: BLE001
+                except Exception:  # noqa: BLE001, S112
                     continue
                 stack.append((child, child_path, aname, False, depth + 1))
         return {"nodes": nodes, "window_title": title or first_title, "app": app_name or first_app,
@@ -183,9 +180,9 @@ def main():
                 out = walker.snapshot(int(req.get("max_nodes", 3000)), float(req.get("timeout", 2.0)),
                                       tuple(req.get("screen", (1280, 800))))
             else:
-                out = {"error": "unknown op %r" % op}
+                out = {"error": f"unknown op {op!r}"}
         except Exception as e:  # noqa: BLE001 - every failure becomes a reply, never a crash
-            out = {"error": "%s: %s" % (type(e).__name__, e)}
+            out = {"error": f"{type(e).__name__}: {e}"}
         sys.stdout.write(json.dumps(out) + "\n")
         sys.stdout.flush()
 
