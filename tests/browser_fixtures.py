@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -27,6 +28,7 @@ body { margin: 0; font: 16px sans-serif; }
   <input id="name" type="text" aria-label="Your name">
   <a id="next" href="page2.html">Next page</a>
   <a id="tab" href="page2.html" target="_blank">New tab</a>
+  <button id="load" onclick="fetch('/slow').then(r => r.text()).then(t => { this.textContent = t; })">Load</button>
 </div>
 <button id="gone" style="display:none">Hidden display</button>
 <button id="invis" style="visibility:hidden">Hidden visibility</button>
@@ -61,6 +63,18 @@ PAGES = {"index.html": INDEX, "inner.html": INNER, "page2.html": PAGE2, "big.htm
 class _Quiet(SimpleHTTPRequestHandler):
     def log_message(self, *args: object) -> None:
         pass
+
+    def do_GET(self) -> None:
+        if self.path.startswith("/slow"):  # a slow API: the settle wait must cover it
+            time.sleep(0.4)
+            body = b"loaded"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        super().do_GET()
 
 
 @contextmanager

@@ -107,6 +107,12 @@ def test_click_point_element_and_target_make_the_page_react(env, obs):
     assert env.page.frame_locator("#frame").locator("#ib").text_content() == "Frame clicked"
 
 
+def test_settle_waits_for_a_pending_request(env, obs):
+    r = env.act(Click(element_id=by_name(obs, "Load").id))
+    assert r.ok and r.settled and r.changed
+    assert env.evaluate("document.getElementById('load').textContent") == "loaded"
+
+
 def test_typing_keys_and_hotkeys_reach_the_focused_input(env, obs):
     assert env.act(Click(element_id=by_name(obs, "Your name").id)).ok
     assert env.act(Type(text="hello world")).ok

@@ -34,6 +34,7 @@ PW_KEYS = {
     **{f"f{i}": f"F{i}" for i in range(1, 13)},
 }
 SCROLL_NOTCH_PX = 100
+PENDING_REQUEST_S = 1.5  # a request younger than this keeps the page unsettled (older: long-poll, ignored)
 URL_SCHEMES = {"http", "https", "file", "about", "data"}
 # Cheap "has anything changed" probe: mutation/input/scroll counter installed by _INIT_JS, URL,
 # ready state, scroll offsets, focus and finite running animations.
@@ -76,7 +77,7 @@ class BrowserEnv(EnvBase):
 
     def __init__(self, url: str = "about:blank", size: tuple[int, int] = (1280, 800), headless: bool = True,
                  sources: str = "auto", chromium: str | None = None, load_timeout: float = 15.0,
-                 settle_timeout: float = 2.0, stable_for: float = 0.12, **unknown: Any) -> None:
+                 settle_timeout: float = 2.0, stable_for: float = 0.08, **unknown: Any) -> None:
         if unknown:
             raise EnvError(f"BrowserEnv got unknown option(s) {sorted(unknown)}; it takes url, size, headless, "
                            "sources, chromium, load_timeout, settle_timeout, stable_for")
@@ -131,8 +132,19 @@ class BrowserEnv(EnvBase):
             viewport={"width": self.size[0], "height": self.size[1]}, device_scale_factor=1)
         self._context.add_init_script(_INIT_JS)
         self._context.on("page", self._adopt_page)  # a popup / target=_blank tab becomes the page we see
+        self._inflight: dict[Any, float] = {}  # request -> start; the page is unsettled while a young one loads
+        self._context.on("request", self._request_started)
+        self._context.on("requestfinished", self._request_ended)
+        self._context.on("requestfailed", self._request_ended)
         self.page = self._context.new_page()
         self.page.set_default_timeout(self.load_timeout * 1000)
+
+    def _request_started(self, request: Any) -> None:
+        if request.resource_type not in ("websocket", "eventsource", "media", "ping"):
+            self._inflight[request] = time.monotonic()
+
+    def _request_ended(self, request: Any) -> None:
+        self._inflight.pop(request, None)
 
     def _adopt_page(self, page: Any) -> None:
         page.set_default_timeout(self.load_timeout * 1000)
@@ -247,9 +259,13 @@ class BrowserEnv(EnvBase):
     # ---- act -------------------------------------------------------------------------------
     def _probe(self) -> bytes:
         try:
-            return str(self.page.evaluate(_PROBE_JS)).encode()
+            state = self.page.evaluate(_PROBE_JS)
         except Exception:  # noqa: BLE001 - mid-navigation: report "still changing"
             return f"navigating|{time.monotonic()}".encode()
+        now = time.monotonic()
+        if any(now - t < PENDING_REQUEST_S for t in self._inflight.values()):
+            return f"{state}|loading|{now}".encode()  # differs every time: not settled yet
+        return str(state).encode()
 
     def act(self, action: Action) -> ActionResult:
         """Run one action through page.mouse / page.keyboard / navigation, then wait until the page settles."""
