@@ -79,6 +79,7 @@ def test_model_none_runs_a_verified_skill(env, tmp_path):
                    out=tmp_path / "run")
     assert res.outcome == "success", res.message
     assert res.model_calls == 0
+    assert res.perception_calls == 2  # before the click (grounding) and at the end; none before typing
     assert _element(env.observe(), "text", value="skills first") is not None
 
 

@@ -110,7 +110,7 @@ def downscale(image: Image.Image, limit: tuple[int, int]) -> Image.Image:
 
 def png_b64(image: Image.Image) -> str:
     buf = io.BytesIO()
-    image.convert("RGB").save(buf, format="PNG", optimize=False, compress_level=3)
+    image.convert("RGB").save(buf, format="PNG", optimize=False, compress_level=1)
     return base64.b64encode(buf.getvalue()).decode()
 
 
