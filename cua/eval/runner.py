@@ -54,9 +54,10 @@ class EpisodeResult(BaseModel):
 
 # ------------------------------------------------------------------------------------ env access
 def env_home(env: Any) -> Path | None:
+    """The environment's home directory, where relative task paths live (sandboxes have a fresh one)."""
     for obj in (env, getattr(env, "sandbox", None)):
-        home = getattr(obj, "home", None)
-        if home:
+        home = getattr(obj, "home", None) or (getattr(obj, "env", None) or {}).get("HOME") if obj is not None else None
+        if isinstance(home, (str, Path)) and home:
             return Path(home)
     return None
 
@@ -160,7 +161,9 @@ def _replay(ep: Episode, out: Path) -> tuple[int, str | None, str | None]:
     if cfg.replay == "reference":
         if not task.reference or not task.reference.actions:
             raise SetupError(f"task {task.id} has no reference.actions to replay")
-        actions = [a for item in task.reference.actions for a in parse_actions(item)]
+        home = str(ep.ctx.home or "")
+        actions = [a for item in task.reference.actions
+                   for a in parse_actions(item.replace("{home}", home) if isinstance(item, str) else item)]
         for a in actions:
             if getattr(a, "target", None) is not None or getattr(a, "to_target", None) is not None:
                 ep.env.observe()  # ground against the screen as it is now
@@ -175,6 +178,18 @@ def _replay(ep: Episode, out: Path) -> tuple[int, str | None, str | None]:
 
     rep = replay(src, ep.env, out=out)
     return len(rep.steps), ("done" if rep.ok else "failure"), getattr(rep, "error", None)
+
+
+def _quiesce(env: Any, timeout: float = 3.0) -> None:
+    """Before checking, wait (bounded) until what the env shows stops changing: a save or a dialog
+    closing may still be in flight after the last action's own settle."""
+    from cua.env.settle import wait_settled
+
+    def grab() -> tuple:
+        o = env.observe()
+        return o.window_title, tuple((e.role, e.name, e.value) for e in o.elements[:300])
+
+    wait_settled(grab, timeout=timeout, stable_for=0.3)
 
 
 def run_episode(task: Task, env: Any, cfg: EvalConfig) -> EpisodeResult:
@@ -208,6 +223,7 @@ def run_episode(task: Task, env: Any, cfg: EvalConfig) -> EpisodeResult:
             res.trajectory, res.report = str(run.trajectory_dir), str(run.report) if run.report else None
         secs["act"] = time.monotonic() - t
         t = time.monotonic()
+        _quiesce(env)
         ep.ctx._obs = None
         passed = evaluate(task.checker_tree(), ep.ctx)
         secs["check"] = time.monotonic() - t
