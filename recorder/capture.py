@@ -27,6 +27,9 @@ from recorder.privacy import blur_regions, scrub_identity
 from recorder.store import RecordingError, SessionWriter, VideoWriter
 
 
+PROBE_READY_S = 30.0
+
+
 class ContextProbe(Protocol):
     """Where an input landed: the element at a point, the focused element (dicts of UIElement fields)."""
 
@@ -167,6 +170,9 @@ class Recorder:
             raise RecordingError(f"cannot capture input on display {self.display}: {e}") from None
         if hasattr(self.probe, "start"):
             self.probe.start(self.now)
+            if hasattr(self.probe, "wait_ready") and not self.probe.wait_ready(PROBE_READY_S):
+                why = getattr(self.probe, "error", None) or "no snapshot yet"
+                self.on_status(f"warning: element lookups are not available ({why}); recording input only")
         self._spawn("recorder-events", self._event_loop)
         self.on_status(f"recording on DISPLAY={self.display} into {self.out}")
         return self

@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 
 console = Console(stderr=True, soft_wrap=True)
-ENV_HELP = "sandbox:APP (starts its own desktop) | desktop (the current $DISPLAY)"
+ENV_HELP = "sandbox:APP (own desktop) | browser:URL (kiosk Chromium on one) | desktop ($DISPLAY)"
 
 
 def _fail(message: str, code: int = 1) -> None:
@@ -129,7 +129,11 @@ def replay(
     spec = env or demo.env
     if not spec:
         _fail(f"{path} does not say which env it was recorded on; pass --env, e.g. --env sandbox:mousepad")
-    opts = {"size": tuple(demo.screen_size)} if demo.screen_size and spec.startswith("sandbox:") else {}
+    opts = (
+        {"size": tuple(demo.screen_size)}
+        if demo.screen_size and spec.startswith(("sandbox:", "browser:"))
+        else {}
+    )
     try:
         with make_env(spec, **opts) as e, Progress(console=console, transient=True) as prog:
             bar = prog.add_task(f"replaying {len(demo.steps)} steps", total=len(demo.steps))
@@ -217,7 +221,7 @@ def _export_skills(
                     _fail(f"{p} does not say which env it was recorded on; pass --env to verify")
                 opts = (
                     {"size": tuple(demo.screen_size)}
-                    if demo.screen_size and spec.startswith("sandbox:")
+                    if demo.screen_size and spec.startswith(("sandbox:", "browser:"))
                     else {}
                 )
                 try:

@@ -81,6 +81,7 @@ class EventState:
         self.last_scroll_t = -1.0
         self.focus: tuple[float, dict | None] = (-1.0, None)
         self.stored_focus: dict | None = None
+        self.clicked: dict | None = None
         self.window: tuple[float, dict] = (-1.0, {})
         try:
             self.win = WindowProbe(rec.display)
@@ -127,6 +128,7 @@ class EventState:
         if kind == "press":
             self.focus = (-1.0, None)
             el = self._probe(lambda: rec.probe.element_at(row["x"], row["y"]))
+            self.clicked = el
             if el:
                 data["element"] = el
                 rec.sensitive = [tuple(el["bbox"])] if is_password(el) else []
@@ -138,11 +140,13 @@ class EventState:
                 and (self._wants_keyframe(kind, row, t) or focus != self.stored_focus)
             ):
                 data["element"] = self.stored_focus = focus
-            if is_password(focus):
+            # the clicked field counts too: the focus snapshot may predate the app handling the click
+            secret = next((e for e in (focus, self.clicked) if is_password(e)), None)
+            if secret is not None:
                 mask_event(row)
-                rec.sensitive = [tuple(focus["bbox"])]
+                rec.sensitive = [tuple(secret["bbox"])]
             if row["key"] in ("tab", "enter", "esc"):
-                self.focus = (-1.0, None)
+                self.focus, self.clicked = (-1.0, None), None
         if rec.scrub:
             if row.get("char") and row["char"].isdigit():
                 row["char"] = "#"  # digit runs cannot be judged per key: scrub every digit

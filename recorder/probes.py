@@ -1,17 +1,20 @@
 """What the recorder attaches to: an X display (and its env vars) plus an element probe.
 
-`open_target("sandbox:mousepad")` starts the sandbox desktop and returns its DISPLAY; the probe
-looks up the element under the pointer / in focus through AT-SPI (cua.perception.a11y).
+`open_target("sandbox:mousepad")` starts the sandbox desktop and returns its DISPLAY; its probe
+looks elements up through AT-SPI. `open_target("browser:URL")` shows Chromium full-screen (kiosk)
+on a sandbox desktop, so screen pixels are page pixels, and looks elements up in the DOM.
 """
 
 from __future__ import annotations
 
+import glob
 import math
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from recorder.store import RecordingError
 
@@ -24,23 +27,21 @@ def _as_dict(el: Any) -> dict[str, Any] | None:
     return dict(el) if isinstance(el, dict) else None
 
 
-class A11yProbe:
-    """Pre-action AT-SPI lookups: a background thread keeps recent snapshots of the accessibility tree.
+class SnapshotProbe:
+    """Pre-action element lookups from snapshots that a background thread keeps fresh.
 
     A snapshot is taken after every input that may change the UI (and every REFRESH_S when idle).
     The element under a click is looked up in the latest snapshot that started after the previous
-    input and before the click, i.e. the UI as the person saw it, not after the click changed it.
+    input and before the click: the UI as the person saw it, not after the click changed it. All
+    backend calls happen on the probe's own thread (Playwright and AT-SPI clients are thread-bound).
     """
 
     cheap_focus = True
     REFRESH_S = 3.0
     WAIT_S = 3.0
 
-    def __init__(self, env_vars: dict[str, str] | None = None, screen: tuple[int, int] = (1280, 800)):
-        from cua.perception.a11y import A11yReader
-
-        self.reader = A11yReader(env_vars, screen)
-        self.snaps: list[tuple[float, float, Any]] = []  # (started, finished, snapshot)
+    def __init__(self) -> None:
+        self.snaps: list[tuple[float, float, list]] = []  # (started, finished, elements)
         self.cond = threading.Condition()
         self.prev_input = self.last_input = self.focus_change = -1.0
         self.kick = threading.Event()
@@ -48,35 +49,68 @@ class A11yProbe:
         self.clock: Callable[[], float] = time.monotonic
         self.inflight: float | None = None
         self.thread: threading.Thread | None = None
+        self.error: str | None = None
+        self.ready = threading.Event()
 
+    # backend hooks, called on the probe thread ---------------------------------------------
+    def _open(self) -> None: ...
+
+    def _take(self) -> list | None:
+        raise NotImplementedError
+
+    def _close(self) -> None: ...
+
+    # lifecycle ---------------------------------------------------------------------------
     def start(self, clock: Callable[[], float]) -> None:
         self.clock = clock
-        self.thread = threading.Thread(target=self._loop, name="recorder-a11y", daemon=True)
+        self.kick.set()  # first snapshot right away
+        self.thread = threading.Thread(target=self._loop, name="recorder-probe", daemon=True)
         self.thread.start()
+
+    def wait_ready(self, timeout: float) -> bool:
+        """Block until the first snapshot exists (False after `timeout` or if the backend failed)."""
+        end = time.monotonic() + timeout
+        while not self.ready.wait(0.1):
+            if time.monotonic() > end or (self.thread is not None and not self.thread.is_alive()):
+                return False
+        return True
 
     def stop(self) -> None:
         self.done.set()
         self.kick.set()
         if self.thread is not None:
-            self.thread.join(10)
-        self.reader.close()
+            self.thread.join(15)
 
     def _loop(self) -> None:
-        while not self.done.is_set():
-            self.kick.wait(self.REFRESH_S)
-            self.kick.clear()
-            if self.done.is_set():
-                break
-            t0 = self.clock()
-            with self.cond:
-                self.inflight = t0
-            snap = self.reader.snapshot(timeout=1.5)
+        try:
+            self._open()
+            while not self.done.is_set():
+                self.kick.wait(self.REFRESH_S)
+                self.kick.clear()
+                if self.done.is_set():
+                    break
+                t0 = self.clock()
+                with self.cond:
+                    self.inflight = t0
+                try:
+                    els = self._take()
+                except Exception as e:  # noqa: BLE001 - a failed look must not end the recording
+                    self.error, els = str(e), None
+                with self.cond:
+                    self.inflight = None
+                    if els is not None:
+                        self.snaps = [*self.snaps[-7:], (t0, self.clock(), els)]
+                        self.ready.set()
+                    self.cond.notify_all()
+        except Exception as e:  # noqa: BLE001
+            self.error = str(e)
+        finally:
             with self.cond:
                 self.inflight = None
-                if not snap.error:
-                    self.snaps = [*self.snaps[-7:], (t0, self.clock(), snap)]
                 self.cond.notify_all()
+            self._close()
 
+    # queries (recorder's events thread) --------------------------------------------------
     def note_input(self, t: float, kind: str, key: str | None, combo: bool) -> None:
         """Called for each press / scroll / key down, before the lookups for it."""
         self.prev_input, self.last_input = self.last_input, t
@@ -86,8 +120,8 @@ class A11yProbe:
         if not typing:
             self.kick.set()
 
-    def _snapshot_since(self, since: float, until: float) -> Any:
-        """The latest snapshot started in [since, until]; waits (bounded) for one in flight."""
+    def _since(self, since: float, until: float) -> list | None:
+        """Elements of the latest snapshot started in [since, until]; waits (bounded) for one in flight."""
         deadline = time.monotonic() + self.WAIT_S
         with self.cond:
             while True:
@@ -99,24 +133,93 @@ class A11yProbe:
                 if not self.cond.wait(max(0.0, deadline - time.monotonic())):
                     return None
 
+    def _latest(self) -> list | None:
+        with self.cond:
+            return self.snaps[-1][2] if self.snaps else None
+
     def element_at(self, x: int, y: int) -> dict[str, Any] | None:
         from cua.perception.a11y import smallest_at
 
-        snap = self._snapshot_since(self.prev_input, self.last_input)
-        if snap is None:  # nothing taken between the previous input and this one: look now
-            snap = self.reader.snapshot(timeout=1.5)
-        return _as_dict(smallest_at(snap.elements, x, y))
+        els = self._since(self.prev_input, self.last_input)
+        if els is None:  # nothing taken between the previous input and this one: the next one
+            self.kick.set()
+            els = self._since(self.last_input, math.inf) or self._latest() or []
+        return _as_dict(smallest_at(els, x, y))
 
     def focused(self) -> dict[str, Any] | None:
-        snap = self._snapshot_since(self.focus_change, math.inf)
-        if snap is None:
+        els = self._since(self.focus_change, math.inf)
+        if els is None:
             self.kick.set()
-            snap = self._snapshot_since(self.focus_change, math.inf) or (
-                self.snaps[-1][2] if self.snaps else None
-            )
-        if snap is None:
+            els = self._since(self.focus_change, math.inf) or self._latest()
+        if not els:
             return None
-        return _as_dict(next((e for e in reversed(snap.elements) if "focused" in e.states), None))
+        return _as_dict(next((e for e in reversed(els) if "focused" in e.states), None))
+
+
+class A11yProbe(SnapshotProbe):
+    """Snapshots of the AT-SPI tree (cua.perception.a11y) of one desktop."""
+
+    def __init__(self, env_vars: dict[str, str] | None = None, screen: tuple[int, int] = (1280, 800)):
+        super().__init__()
+        self.env_vars, self.screen = env_vars, screen
+        self.reader: Any = None
+
+    def _open(self) -> None:
+        from cua.perception.a11y import A11yReader
+
+        self.reader = A11yReader(self.env_vars, self.screen)
+
+    def _take(self) -> list | None:
+        snap = self.reader.snapshot(timeout=1.5)
+        return None if snap.error else snap.elements
+
+    def _close(self) -> None:
+        if self.reader is not None:
+            self.reader.close()
+
+
+class DomProbe(SnapshotProbe):
+    """Snapshots of the DOM (cua.perception.dom) of a Chromium shown full-screen, over CDP."""
+
+    def __init__(self, port_file_glob: str, connect_timeout: float = 30.0):
+        super().__init__()
+        self.port_file_glob, self.connect_timeout = port_file_glob, connect_timeout
+        self.pw: Any = None
+        self.browser: Any = None
+
+    def _open(self) -> None:
+        from playwright.sync_api import sync_playwright
+
+        deadline = time.monotonic() + self.connect_timeout
+        port = None
+        while port is None and time.monotonic() < deadline and not self.done.is_set():
+            for f in glob.glob(self.port_file_glob):
+                text = open(f).read().split()
+                port = text[0] if text else None
+            if port is None:
+                time.sleep(0.1)  # Chromium writes its DevTools port file once it listens
+        if port is None:
+            raise RecordingError(f"Chromium wrote no DevTools port ({self.port_file_glob})")
+        self.pw = sync_playwright().start()
+        self.browser = self.pw.chromium.connect_over_cdp(f"http://127.0.0.1:{port}")
+
+    def _page(self) -> Any:
+        pages = [p for c in self.browser.contexts for p in c.pages if not p.is_closed()]
+        return pages[-1] if pages else None
+
+    def _take(self) -> list | None:
+        from cua.perception.dom import collect_dom
+
+        page = self._page()
+        return collect_dom(page, max_ms=1000).elements if page is not None else None
+
+    def _close(self) -> None:
+        for obj, meth in ((self.browser, "close"), (self.pw, "stop")):
+            if obj is not None:
+                try:
+                    getattr(obj, meth)()
+                except Exception:  # noqa: BLE001, S110 - Chromium may be gone already
+                    pass
 
 
 @dataclass
@@ -143,21 +246,41 @@ def display_of(env: Any) -> tuple[str | None, dict[str, str]]:
     return None, {}
 
 
-def open_target(spec: str) -> RecordTarget:
+def _browser_target(url: str, size: tuple[int, int]) -> RecordTarget:
+    from cua.env.chromium import CHROMIUM_ARGS, find_chromium
+    from vm.sandbox import Sandbox
+
+    if not url or ":" not in url:
+        raise RecordingError(f"browser URL {url!r} needs a scheme, e.g. browser:https://example.org")
+    argv = [
+        find_chromium(),
+        *CHROMIUM_ARGS,
+        "--kiosk",
+        "--remote-debugging-port=0",
+        "--force-device-scale-factor=1",
+        f"--window-size={size[0]},{size[1]}",
+        url,
+    ]
+    sb = Sandbox(argv, size=size)
+    probe = DomProbe(os.path.join(sb.root, "home", ".config", "chromium", "DevToolsActivePort"))
+    return RecordTarget(sb.display, dict(sb.env), probe, sb)
+
+
+def open_target(spec: str, size: tuple[int, int] = (1280, 800)) -> RecordTarget:
     """Resolve an ENV string to something recordable; raise RecordingError naming the fix if not."""
-    kind = (spec or "").split(":", 1)[0].strip().lower()
+    kind, _, arg = (spec or "").partition(":")
+    kind = kind.strip().lower()
     if kind == "sandbox":
         from cua.env import make_env
 
-        env = make_env(spec)
+        env = make_env(spec, size=size)
         disp, x_env = display_of(env)
         if not disp:
             env.close()
             raise RecordingError(f"the {spec} env does not expose its X display; cannot record it")
-        size = tuple(
-            getattr(env, "size", None) or getattr(getattr(env, "sandbox", None), "size", (1280, 800))
-        )
         return RecordTarget(disp, x_env, A11yProbe(x_env or None, size), env)
+    if kind == "browser":
+        return _browser_target(arg.strip(), size)
     if kind == "desktop":
         disp = os.environ.get("DISPLAY")
         if not disp:
@@ -166,10 +289,9 @@ def open_target(spec: str) -> RecordTarget:
                 "set DISPLAY or use --env sandbox:APP"
             )
         return RecordTarget(disp, {}, A11yProbe(None), None)
-    if kind in ("browser", "remote"):
+    if kind == "remote":
         raise RecordingError(
-            f"recording {kind}: envs is not supported here; record a browser on a desktop "
-            "(--env 'sandbox:chromium --no-sandbox URL'), or use the guest's /recording API "
-            "for a remote desktop"
+            "recording a remote: env is done on the guest: POST /recording/start and "
+            "/recording/stop on its `cua serve`, then copy the session directory back"
         )
-    raise RecordingError(f"unknown env {spec!r}; use sandbox:APP or desktop")
+    raise RecordingError(f"unknown env {spec!r}; use sandbox:APP, browser:URL or desktop")
