@@ -186,3 +186,15 @@ def test_anthropic_computer_use_stepwise(env, tmp_path, monkeypatch):
         assert first["tools"][0]["display_width_px"] == 1280
         assert first["messages"][-1]["content"][1]["type"] == "image"
     assert _text(env, "#out") == "sent hi"
+
+
+def test_no_effect_step_stops_the_plan_and_replans(env, tmp_path, openai_server):
+    _page(env, tmp_path)
+    srv = openai_server([{"plan": [{"kind": "click", "target": {"text": "Form"}},  # static heading
+                                   {"kind": "click", "target": {"text": "Go", "role": "button"}}]},
+                         {"plan": [{"kind": "fail", "reason": "cannot"}]}])
+    res = run_task("send the form", env, model="openai:fake", out=tmp_path / "run")
+    assert res.outcome == "failure" and res.steps == 1  # the Go click never ran
+    assert _text(env, "#out") == "nothing"
+    second = srv.state.requests[1]["messages"][-1]["content"][0]["text"]
+    assert "no visible effect" in second.split("<screen>")[0]
