@@ -99,9 +99,8 @@ class Executor:
             result = self.env.act(action)
         except EnvError as e:
             return StepOutcome(False, self.env.observe(), str(e))
-        if not observe_after and result.ok:
-            return StepOutcome(True, before, results=[result], no_effect=self.detect_no_effect
-                               and action.kind in NO_EFFECT_KINDS and result.changed is False)
+        if not observe_after and result.ok and result.changed is not False:
+            return StepOutcome(True, before, results=[result])
         after = self.env.observe()
         if not result.ok:
             return StepOutcome(False, after, result.error or "the action failed", results=[result])
