@@ -15,6 +15,7 @@ def test_a11y_and_ocr_of_the_same_word_become_one_element_with_the_a11y_role():
     out = merge(a11y, ocr)
     assert len(out) == 1
     assert out[0].role == "menu" and out[0].source == "a11y" and out[0].signature == "frame:Editor/menu bar:/menu:Search"
+    assert out[0].attrs["sources"] == ["a11y", "ocr"]
 
 
 def test_ocr_names_a_nameless_button_and_other_text_is_kept():

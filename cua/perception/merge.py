@@ -3,7 +3,8 @@
 Structured sources (a11y, dom) are the truth for role and name. OCR text that repeats a structured
 element's name at the same place is dropped; OCR text inside a nameless structured element names it;
 the rest stays as `text` elements. Vision boxes that duplicate a kept box are dropped; the others are
-kept (named by the OCR text inside them, else role 'icon'/'unknown').
+kept (named by the OCR text inside them, else role 'icon'/'unknown'). A structured element that
+another source confirmed lists them all in `attrs['sources']`, e.g. ['a11y', 'ocr'].
 """
 
 from __future__ import annotations
@@ -74,8 +75,11 @@ def merge(structured: Iterable[UIElement] = (), ocr: Iterable[UIElement] = (),
     for t in ocr:
         if not t.name.strip():
             continue
-        if any(same_text(s.name, t.name) and (iou(s.bbox, t.bbox) > 0.1 or centre_in(s.bbox, t.bbox)) for s in boxed):
-            continue  # the structured element already says this, at this place
+        twin = next((s for s in boxed if same_text(s.name, t.name)
+                     and (iou(s.bbox, t.bbox) > 0.1 or centre_in(s.bbox, t.bbox))), None)
+        if twin is not None:  # the structured element already says this, at this place
+            _seen_by(twin, "ocr")
+            continue
         holders = [s for s in boxed if not s.name.strip() and centre_in(s.bbox, t.bbox)
                    and area(s.bbox) < NAMEABLE_AREA * max(1, area(t.bbox))]
         if holders:
@@ -87,6 +91,7 @@ def merge(structured: Iterable[UIElement] = (), ocr: Iterable[UIElement] = (),
         holder, parts = group[0], sorted(group[1:], key=lambda t: (t.bbox[1] // 8, t.bbox[0]))
         holder.name = " ".join(p.name for p in parts)
         holder.attrs["name_from"] = "ocr"
+        _seen_by(holder, "ocr")
         holder.signature = ""
         holder.model_post_init(None)
     out.extend(texts)
@@ -105,6 +110,13 @@ def merge(structured: Iterable[UIElement] = (), ocr: Iterable[UIElement] = (),
         v.signature = ""
         out.append(v)
     return assign_ids(out)
+
+
+def _seen_by(e: UIElement, source: str) -> None:
+    """Record in attrs['sources'] every source that found this element (its own first)."""
+    seen = e.attrs.setdefault("sources", [e.source])
+    if source not in seen:
+        seen.append(source)
 
 
 def reading_key(e: UIElement) -> tuple:

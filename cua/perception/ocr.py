@@ -22,6 +22,7 @@ from cua.perception.elements import BBox, UIElement
 MAX_DET_SIDE = 2000  # detection input bound: 4K screens are downscaled for detection only
 BLANK_STD = 1.5  # a region whose pixel std is below this has no text
 GAP_FACTOR = 0.58  # split a line where glyphs are further apart than this x line height (word spaces ~0.3-0.5)
+ICON_GLYPHS = set("口回国区日田目四囗凹凸中□■")  # what the models read window buttons / icons as
 REC_CACHE_SIZE = 4096  # recognised crops remembered by pixel hash (unchanged text is not re-read)
 _engine: Any = None
 _lock = threading.Lock()
@@ -238,6 +239,14 @@ def _segments(chars: list[str], cboxes: list[Any], splits: list[float]) -> list[
     return phrases
 
 
+def _junk(text: str, score: float) -> bool:
+    """Icons read as text: lone punctuation, box-like glyphs, low-confidence 1-2 character reads."""
+    t = "".join(text.split())
+    if not t or set(t) <= ICON_GLYPHS:
+        return True
+    return len(t) <= 2 and (score < 0.8 or not any(c.isalnum() for c in t))
+
+
 def _element(text: str, box: list[float], conf: float, dx: int, dy: int, level: str, **attrs: Any) -> UIElement:
     x0, y0, x1, y1 = box
     bbox = (round(x0) + dx, round(y0) + dy, max(1, round(x1 - x0)), max(1, round(y1 - y0)))
@@ -287,7 +296,7 @@ def ocr(image: Image.Image | np.ndarray, region: BBox | None = None, words: bool
         detailed = eng.cal_rec_boxes(crops, quads, rec)
     out: list[UIElement] = []
     for quad, (text, score, cboxes, chars, _confs) in zip(quads, detailed):
-        if float(score) < min_score or not str(text).strip():
+        if float(score) < min_score or _junk(str(text), float(score)):
             continue
         splits = _ink_splits(gray_crop, np.asarray(quad)) if chars else []
         phrases = _segments(list(chars), list(cboxes or []), splits) if chars else []

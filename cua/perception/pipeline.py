@@ -96,7 +96,6 @@ class Perceiver:
         t = time.perf_counter()
         elements = merge(structured, ocr_els, vis_els)
         timings["merge"] = time.perf_counter() - t
-        timings["regions"] = float(len(self.last_regions))
         timings["perceive"] = time.perf_counter() - t0
         return elements, timings
 
