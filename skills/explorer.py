@@ -55,6 +55,21 @@ class BudgetExhausted(Exception):
     pass
 
 
+def candidates(obs: Observation, only: set[str] | None = None) -> list[UIElement]:
+    """Visible, enabled, named clickable elements (containers of other candidates left out), in order."""
+    seen, out = set(), []
+    for e in obs.elements:
+        if not e.signature or e.signature in seen or not is_visible(e, obs.size) or not is_enabled(e):
+            continue
+        if only is not None and e.signature not in only:
+            continue
+        if role_kind(e) != "click" or not clean_name(e.name):
+            continue
+        seen.add(e.signature)
+        out.append(e)
+    return [e for e in out if not any(o is not e and _inside(o.bbox, e.bbox) for o in out)]
+
+
 def _inside(inner: tuple[int, int, int, int], outer: tuple[int, int, int, int]) -> bool:
     """`inner` lies within `outer` and is smaller: `outer` is a container, not a control."""
     ix, iy, iw, ih = inner
@@ -125,17 +140,7 @@ class Explorer:
 
     # -- candidates -----------------------------------------------------------------------------
     def candidates(self, obs: Observation, only: set[str] | None) -> list[UIElement]:
-        seen, out = set(), []
-        for e in obs.elements:
-            if not e.signature or e.signature in seen or not is_visible(e, obs.size) or not is_enabled(e):
-                continue
-            if only is not None and e.signature not in only:
-                continue
-            if role_kind(e) != "click" or not clean_name(e.name):
-                continue
-            seen.add(e.signature)
-            out.append(e)
-        return [e for e in out if not any(o is not e and _inside(o.bbox, e.bbox) for o in out)]
+        return candidates(obs, only)
 
     # -- backtracking ---------------------------------------------------------------------------
     def replay(self, steps: list[dict[str, Any]], fast: bool) -> Observation:
@@ -333,7 +338,7 @@ class Explorer:
             for _ in range(self.verify_runs):
                 self.check_budget_time()
                 self.go_start()
-                res = run_skill(skill, self.env, library=self.lib)
+                res = run_skill(skill, self.env, library=self.lib, obs=self._obs)
                 self.stats.total_actions += len(res.steps)
                 self._obs = res.observation if res.observation is not None else self.observe()
                 if not res.ok:  # a second look tells a self-changing element from a real failure

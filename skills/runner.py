@@ -91,8 +91,11 @@ def _resolve(action: dict[str, Any], obs: Observation) -> dict[str, Any]:
 
 
 def run_skill(skill: Skill, env: Any, args: dict[str, Any] | None = None, library: Any = None,
-              check_pre: bool = False, _depth: int = 0) -> SkillRunResult:
-    """Replay `skill` on `env` now; ok when every step ran and the postcondition holds."""
+              check_pre: bool = False, obs: Observation | None = None, _depth: int = 0) -> SkillRunResult:
+    """Replay `skill` on `env` now; ok when every step ran and the postcondition holds.
+
+    `obs`: a fresh observation of the current screen, if the caller has one (saves a look).
+    """
     if _depth > 8:
         return SkillRunResult(ok=False, error=f"skill {skill.name!r}: sub-skills nest deeper than 8 (a cycle?)")
     try:
@@ -100,7 +103,7 @@ def run_skill(skill: Skill, env: Any, args: dict[str, Any] | None = None, librar
     except ValueError as e:
         return SkillRunResult(ok=False, error=str(e))
     results: list[ActionResult] = []
-    obs = env.observe()
+    obs = obs if obs is not None else env.observe()
     if check_pre:
         problems = condition_problems(skill.preconditions, obs)
         if problems:
@@ -112,7 +115,7 @@ def run_skill(skill: Skill, env: Any, args: dict[str, Any] | None = None, librar
             if sub is None:
                 return SkillRunResult(ok=False, error=f"step {i}: sub-skill {step.skill!r} not in the library",
                                       steps=results, observation=obs)
-            res = run_skill(sub, env, fill(step.args, values), library, _depth=_depth + 1)
+            res = run_skill(sub, env, fill(step.args, values), library, obs=obs, _depth=_depth + 1)
             results += res.steps
             obs = res.observation if res.observation is not None else env.observe()
             if not res.ok:
