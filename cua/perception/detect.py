@@ -182,12 +182,13 @@ class Detector:
     def __init__(
         self,
         model_path: str | Path | None = None,
-        score_threshold: float = 0.3,
+        score_threshold: float | None = None,
         nms_iou: float = 0.5,
         threads: int = 2,
     ) -> None:
         self.model_path = Path(model_path) if model_path else DEFAULT_MODEL
-        self.score_threshold = score_threshold
+        self.score_threshold = score_threshold if score_threshold is not None else 0.3
+        self._threshold_given = score_threshold is not None
         self.nms_iou = nms_iou
         self.threads = max(1, min(int(threads), 2))
         self._session: Any = None
@@ -218,6 +219,8 @@ class Detector:
                 self.pixel_scale = float(meta.get("pixel_scale", self.pixel_scale))
                 self.max_input = tuple(meta.get("max_input", self.max_input))  # type: ignore[assignment]
                 self.stride = int(meta.get("stride", self.stride))
+                if not self._threshold_given:  # the F1-best threshold picked on training screens
+                    self.score_threshold = float(meta.get("score_threshold", self.score_threshold))
             opts = ort.SessionOptions()
             opts.intra_op_num_threads = self.threads
             opts.inter_op_num_threads = 1

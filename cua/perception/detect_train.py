@@ -184,7 +184,7 @@ def loss_fn(out, heat, reg, mask, nc: int):
 
 
 def train(data: Path, ckpt: Path, minutes: float, epochs: int | None, batch: int = 12, seed: int = 0,
-          init: Path | None = None) -> dict:
+          init: Path | None = None, lr: float = 3e-3) -> dict:
     """Train until `minutes` (or `epochs` passes over the train set) run out; checkpoints to `ckpt`.
 
     `init` starts from an earlier checkpoint (fine-tuning on new screens, or continuing a run).
@@ -202,7 +202,7 @@ def train(data: Path, ckpt: Path, minutes: float, epochs: int | None, batch: int
     net, _ = build_model(nc)
     if init:
         net.load_state_dict(torch.load(init, map_location="cpu")["model"])
-    opt = torch.optim.AdamW(net.parameters(), lr=3e-3, weight_decay=1e-4)
+    opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
     steps_per_epoch = max(1, len(items) // batch)
     max_steps = epochs * steps_per_epoch if epochs else 10**9
     deadline = time.monotonic() + minutes * 60
@@ -214,7 +214,7 @@ def train(data: Path, ckpt: Path, minutes: float, epochs: int | None, batch: int
         while step < max_steps and time.monotonic() < deadline:
             frac = min(1.0, max((time.monotonic() - t0) / (minutes * 60), step / max_steps))
             for g in opt.param_groups:  # warm-up then cosine decay over the time/step budget
-                g["lr"] = 3e-3 * min(1.0, (step + 1) / 50) * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * frac)))
+                g["lr"] = lr * min(1.0, (step + 1) / 50) * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * frac)))
             imgs, heat, reg, mask = sample_batch(items, batch, rng, nc)
             loss, parts = loss_fn(net(imgs), heat, reg, mask, nc)
             opt.zero_grad()
@@ -229,7 +229,7 @@ def train(data: Path, ckpt: Path, minutes: float, epochs: int | None, batch: int
                 log.info("step %d, %.0f s, loss %.3f %s", step, saved - t0, np.mean(hist[-20:]), parts)
                 torch.save({"model": net.state_dict(), "step": step}, ckpt)
     torch.save({"model": net.state_dict(), "step": step}, ckpt)
-    return {"steps": step, "batch": batch, "train_seconds": round(time.monotonic() - t0, 1),
+    return {"steps": step, "batch": batch, "init": str(init) if init else None, "train_seconds": round(time.monotonic() - t0, 1),
             "train_screens": len(items), "final_loss": round(float(np.mean(hist[-50:])), 4)}
 
 
@@ -305,6 +305,32 @@ def evaluate(data: Path, detector, split: str = "val") -> dict[str, dict]:
     return out
 
 
+def pick_threshold(data: Path, onnx_path: Path, limit: int = 80) -> float:
+    """The score threshold with the best F1 on (a sample of) the training screens, never the validation ones."""
+    from PIL import Image
+
+    from cua.perception.detect import Detector
+
+    det = Detector(onnx_path, score_threshold=0.1)
+    recs = load_labels(data, "train")
+    random.Random(1).shuffle(recs)
+    desktop = [r for r in recs if r["source"] != "miniwob"]
+    grid = [0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6]
+    counts = {t: [0, 0, 0] for t in grid}
+    for r in desktop[: limit // 4] + [r for r in recs if r["source"] == "miniwob"][: limit - min(len(desktop), limit // 4)]:
+        found = det.detect(Image.open(r["image"]).convert("RGB"))
+        truth = np.array([[x, y, x + w, y + h] for x, y, w, h, _ in r["boxes"]], np.float32).reshape(-1, 4)
+        for t in grid:  # greedy NMS keeps the same high-score boxes whatever the cut-off below them
+            pred = np.array([[e.bbox[0], e.bbox[1], e.bbox[0] + e.bbox[2], e.bbox[1] + e.bbox[3]]
+                             for e in found if e.confidence >= t], np.float32).reshape(-1, 4)
+            c = counts[t]
+            c[0] += match(pred, truth)
+            c[1] += len(pred)
+            c[2] += len(truth)
+    f1 = {t: 2 * tp / max(np_ + nt, 1) for t, (tp, np_, nt) in counts.items()}
+    return max(f1, key=f1.get)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="Example: python -m cua.perception.detect_train --quick --out /tmp/det")
@@ -317,6 +343,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=10, help="variants per MiniWoB++ task")
     ap.add_argument("--minutes", type=float, default=15.0, help="training time budget")
     ap.add_argument("--epochs", type=int, default=None, help="stop after this many passes instead")
+    ap.add_argument("--lr", type=float, default=3e-3, help="peak learning rate (lower it when fine-tuning)")
+    ap.add_argument("--batch", type=int, default=12, help="crops per step")
     ap.add_argument("--init", type=Path, default=None, help="start from this checkpoint (.pt)")
     ap.add_argument("--no-mousepad", action="store_true", help="skip the sandbox mousepad screens")
     ap.add_argument("--quick", action="store_true", help="small smoke run: 8 tasks x 2 seeds, 1 minute")
@@ -347,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.eval_only:
         args.out.mkdir(parents=True, exist_ok=True)
         ckpt = args.data / "detector.pt"
-        meta["training"] = train(args.data, ckpt, args.minutes, args.epochs, init=args.init)
+        meta["training"] = train(args.data, ckpt, args.minutes, args.epochs, batch=args.batch, init=args.init, lr=args.lr)
         meta["onnx_max_abs_diff"] = export(ckpt, onnx_path)
         log.info("exported %s (%.1f MB), max |onnx - torch| = %.2e", onnx_path,
                  onnx_path.stat().st_size / 1e6, meta["onnx_max_abs_diff"])
@@ -359,7 +387,12 @@ def main(argv: list[str] | None = None) -> int:
                  "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                  "dataset": {s: len(load_labels(args.data, s)) for s in ("train", "val")}})
     meta_path.write_text(json.dumps(meta, indent=1))  # classes/input size first: Detector reads them
+    if not args.eval_only or "score_threshold" not in meta:
+        meta["score_threshold"] = pick_threshold(args.data, onnx_path)
+        meta_path.write_text(json.dumps(meta, indent=1))
     onnx_det = Detector(onnx_path)
+    if onnx_det.backend != "onnx":
+        raise SystemExit(f"the exported model {onnx_path} does not load in onnxruntime; re-run without --eval-only")
     meta["validation"] = {"iou": 0.5, "score_threshold": onnx_det.score_threshold,
                           "onnx": evaluate(args.data, onnx_det),
                           "cv_fallback": evaluate(args.data, Detector(args.out / "absent.onnx"))}
