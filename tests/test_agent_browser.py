@@ -198,3 +198,19 @@ def test_no_effect_step_stops_the_plan_and_replans(env, tmp_path, openai_server)
     assert _text(env, "#out") == "nothing"
     second = srv.state.requests[1]["messages"][-1]["content"][0]["text"]
     assert "no visible effect" in second.split("<screen>")[0]
+
+
+def test_skill_runs_perceive_only_where_a_step_needs_grounding(env, tmp_path):
+    from skills.library import SkillLibrary
+    from skills.skill import Skill, SkillStep
+
+    _page(env, tmp_path)
+    db = tmp_path / "skills.db"
+    with SkillLibrary(db) as lib:
+        lib.add(Skill(name="fill_query", app="browser", status="verified", description="Fill the query field",
+                      steps=[SkillStep(action={"kind": "click", "target": {"text": "Query"}})]
+                      + [SkillStep(action={"kind": "type", "text": c}) for c in "abc"]))
+    res = run_task("fill the query field", env, model="none", skills=db, out=tmp_path / "run")
+    assert res.outcome == "success", res.message
+    assert env.evaluate("() => document.getElementById('q').value") == "abc"
+    assert res.steps == 4 and res.perception_calls == 2  # before the click, and once at the end
