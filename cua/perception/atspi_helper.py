@@ -42,20 +42,8 @@ class Walker:
         A.init()
         with contextlib.suppress(Exception):
             A.set_timeout(1500, 15000)
-        self.SHOWING = A.StateType.SHOWING
-        # Listening makes apps emit these events, which keep libatspi's cache current.
-        self.listener = A.EventListener.new(lambda ev: None)
-        for kind in ("object:state-changed", "object:children-changed", "object:property-change",
-                     "window:activate", "window:deactivate"):
-            with contextlib.suppress(Exception):
-                self.listener.register(kind)
-        self.pump()
-
-    def pump(self, budget=0.05):
-        ctx = self.GLib.MainContext.default()
-        end = time.monotonic() + budget
-        while ctx.pending() and time.monotonic() < end:
-            ctx.iteration(False)
+        # No event listener / main loop on purpose: libatspi then caches nothing and every walk reads
+        # live state (a cache fed by events misses 'showing' changes of descendants).
 
     def states(self, node):
         try:
@@ -89,7 +77,6 @@ class Walker:
 
     def snapshot(self, max_nodes=3000, timeout=2.0, screen=(1280, 800)):
         A = self.Atspi
-        self.pump()
         deadline = time.monotonic() + timeout
         nodes, visited, partial = [], 0, False
         title, app_name, first_title, first_app = "", "", "", ""
@@ -119,13 +106,13 @@ class Walker:
             if node is None:
                 continue
             visited += 1
+            states = self.states(node)  # first: hidden subtrees cost one call, not three
+            if "showing" not in states:
+                continue
             try:
                 role = node.get_role_name() or "unknown"
                 name = " ".join((node.get_name() or "").split())
             except Exception:  # noqa: BLE001, S112 - the node died during the walk
-                continue
-            states = self.states(node)
-            if "showing" not in states:
                 continue
             box = self.bbox(node)
             if top and role in WINDOW_ROLES:
