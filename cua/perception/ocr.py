@@ -81,9 +81,9 @@ def _recognise(eng: Any, crops: list[np.ndarray]) -> list[Any]:
     """Recognition results per crop (text, score, glyph info), reusing results for identical crops."""
     keys = [hashlib.blake2b(c.tobytes(), digest_size=16, person=str(c.shape).encode()[:16]).digest() for c in crops]
     missing = [i for i, k in enumerate(keys) if k not in _rec_cache]
-    if missing:
-        rec, _ = eng.text_rec([crops[i] for i in missing], True)
-        for i, r in zip(missing, rec):
+    for group in _similar_widths(missing, crops):
+        rec, _ = eng.text_rec([crops[i] for i in group], True)
+        for i, r in zip(group, rec):
             _rec_cache[keys[i]] = r
     out = []
     for k in keys:
@@ -92,6 +92,18 @@ def _recognise(eng: Any, crops: list[np.ndarray]) -> list[Any]:
     while len(_rec_cache) > REC_CACHE_SIZE:
         _rec_cache.popitem(last=False)
     return out
+
+
+def _similar_widths(idx: list[int], crops: list[np.ndarray], spread: float = 1.6, size: int = 8) -> list[list[int]]:
+    """Batches of crops with similar aspect ratios: a batch is padded to its widest member."""
+    ratio = {i: crops[i].shape[1] / max(1, crops[i].shape[0]) for i in idx}
+    groups: list[list[int]] = []
+    for i in sorted(idx, key=ratio.__getitem__):
+        if groups and len(groups[-1]) < size and ratio[i] <= spread * max(1.34, ratio[groups[-1][0]]):
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    return groups
 
 
 def _to_bgr(image: Image.Image | np.ndarray) -> np.ndarray:
@@ -121,9 +133,16 @@ def content_box(gray: np.ndarray, margin: int = 6) -> BBox | None:
 
 
 def content_bands(gray: np.ndarray, margin: int = 4, min_gap: int = 12) -> list[tuple[int, int]]:
-    """Row ranges (y0, y1) that hold anything but flat colour; blank stretches of rows are skipped."""
+    """Row ranges (y0, y1) that may hold text; blank stretches (and rows crossed only by long
+    vertical lines such as window borders and scroll bars) are skipped."""
+    import cv2
+
     g = gray.astype(np.int16)
-    rows = (np.abs(np.diff(g, axis=1)) > 12).any(axis=1)
+    edges = (np.abs(np.diff(g, axis=1)) > 12).astype(np.uint8)
+    if edges.shape[0] > 48:
+        lines = cv2.morphologyEx(edges, cv2.MORPH_OPEN, np.ones((41, 1), np.uint8))
+        edges &= 1 - lines
+    rows = edges.any(axis=1)
     idx = np.flatnonzero(rows)
     if len(idx) == 0:
         return []

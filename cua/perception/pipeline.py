@@ -15,7 +15,16 @@ from PIL import Image
 
 from cua.perception.elements import BBox, UIElement
 from cua.perception.merge import merge
-from cua.perception.tiles import TILE, changed_tiles, grow, merge_overlapping, overlaps, tile_regions, union
+from cua.perception.tiles import (
+    TILE,
+    diff_mask,
+    grow,
+    merge_overlapping,
+    overlaps,
+    tile_grid,
+    tile_regions,
+    union,
+)
 
 KNOWN_SOURCES = ("a11y", "dom", "ocr", "vision")
 FULL_RERUN_FRACTION = 0.5  # when more than this share of tiles changed, perceive the whole frame again
@@ -100,15 +109,21 @@ class Perceiver:
         return elements, timings
 
     def _changed_regions(self, gray: np.ndarray, size: tuple[int, int]) -> list[BBox] | None:
-        """None: perceive the whole frame; []: nothing changed; else the pixel regions to redo."""
+        """None: perceive the whole frame; []: nothing changed; else the pixel regions to redo.
+
+        A region swallows every old box it touches, so a text line the change cuts through is
+        re-read whole (as a cold read would see it); boxes outside every region are kept as they are.
+        """
         prev = self._prev
         if not self.incremental or prev is None or prev.gray.shape != gray.shape:
             return None
-        grid = changed_tiles(prev.gray, gray, self.tile)
+        mask = diff_mask(prev.gray, gray)
+        if not mask.any():
+            return []
+        grid = tile_grid(mask, self.tile)
         if grid.mean() > FULL_RERUN_FRACTION:
             return None
         regions = [grow(r, MARGIN, size) for r in tile_regions(grid, self.tile, size)]
-        # a region must swallow every old box it touches, so a line cut by its edge is re-read whole
         old = [e.bbox for e in prev.ocr + prev.vision]
         for _ in range(4):
             grown = []

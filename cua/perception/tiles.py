@@ -9,20 +9,30 @@ from cua.perception.elements import BBox
 TILE = 64  # px; the grid the frame difference is taken on
 
 
-def changed_tiles(prev: np.ndarray, cur: np.ndarray, tile: int = TILE, threshold: int = 8) -> np.ndarray:
-    """Boolean grid (rows, cols): True where any pixel of the tile differs by more than `threshold`."""
-    if prev.shape != cur.shape:
-        raise ValueError(f"frames differ in size: {prev.shape} vs {cur.shape}")
+def diff_mask(prev: np.ndarray, cur: np.ndarray, threshold: int = 8) -> np.ndarray:
+    """Boolean image: True where a pixel changed by more than `threshold` (frames of equal size)."""
     import cv2
 
+    if prev.shape != cur.shape:
+        raise ValueError(f"frames differ in size: {prev.shape} vs {cur.shape}")
     diff = cv2.absdiff(prev, cur)
     if diff.ndim == 3:
         diff = diff.max(axis=2)
-    h, w = diff.shape
+    return diff > threshold
+
+
+def tile_grid(mask: np.ndarray, tile: int = TILE) -> np.ndarray:
+    """Boolean grid (rows, cols): True where any pixel of the tile is set in `mask`."""
+    h, w = mask.shape
     rows, cols = -(-h // tile), -(-w // tile)
     padded = np.zeros((rows * tile, cols * tile), dtype=bool)
-    padded[:h, :w] = diff > threshold
+    padded[:h, :w] = mask
     return padded.reshape(rows, tile, cols, tile).any(axis=(1, 3))
+
+
+def changed_tiles(prev: np.ndarray, cur: np.ndarray, tile: int = TILE, threshold: int = 8) -> np.ndarray:
+    """Boolean grid (rows, cols): True where any pixel of the tile differs by more than `threshold`."""
+    return tile_grid(diff_mask(prev, cur, threshold), tile)
 
 
 def tile_regions(grid: np.ndarray, tile: int = TILE, size: tuple[int, int] | None = None) -> list[BBox]:
