@@ -3,7 +3,8 @@
     python -m cua.models.fake_server --script replies.jsonl --port 8011
     OPENAI_BASE_URL=http://127.0.0.1:8011/v1 cua run "..." --model openai:fake
 
-Serves POST /v1/chat/completions, POST /v1/messages (Anthropic), GET /v1/models, and
+Serves POST /v1/chat/completions, POST /v1/responses (computer-use), POST /v1/messages
+(Anthropic), GET /v1/models, and
 GET /_requests (every request body received, for tests). Replies come from the script in
 order (format: cua.models.scripted); {"status": 503} lines answer with that HTTP error.
 Binds 127.0.0.1 only. Standard library HTTP server: starts in well under a second.
@@ -77,6 +78,23 @@ def _anthropic_body(entry: ScriptEntry, body: dict[str, Any]) -> dict[str, Any]:
             "usage": {"input_tokens": pt, "output_tokens": ct}}
 
 
+def _responses_body(entry: ScriptEntry, body: dict[str, Any]) -> dict[str, Any]:
+    """OpenAI Responses API shape: a computer_call item for tool entries, else a message."""
+    if entry.tool is not None:
+        item: dict[str, Any] = {"type": "computer_call", "id": "cu_fake", "call_id": "call_fake",
+                                "action": entry.tool, "pending_safety_checks": [], "status": "completed"}
+    else:
+        item = {"type": "message", "id": "msg_fake", "role": "assistant", "status": "completed",
+                "content": [{"type": "output_text", "text": entry.text, "annotations": []}]}
+    pt = entry.usage.get("prompt_tokens", 100)
+    ct = entry.usage.get("completion_tokens", estimate_tokens(entry.text or "x"))
+    return {"id": "resp_fake", "object": "response", "created_at": int(time.time()), "status": "completed",
+            "model": body.get("model", "fake"), "output": [item], "parallel_tool_calls": False, "tool_choice": "auto",
+            "tools": body.get("tools", []),
+            "usage": {"input_tokens": pt, "output_tokens": ct, "total_tokens": pt + ct,
+                      "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}}
+
+
 def make_handler(state: ScriptState) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -110,7 +128,7 @@ def make_handler(state: ScriptState) -> type[BaseHTTPRequestHandler]:
             except json.JSONDecodeError:
                 return self._send(400, {"error": {"message": "request body is not JSON"}})
             route = self.path.split("?")[0].rstrip("/")
-            if route not in ("/v1/chat/completions", "/chat/completions", "/v1/messages"):
+            if route not in ("/v1/chat/completions", "/chat/completions", "/v1/messages", "/v1/responses"):
                 return self._send(404, {"error": {"message": f"no route {self.path}"}})
             entry = state.take(body)
             if entry is None:
@@ -121,7 +139,8 @@ def make_handler(state: ScriptState) -> type[BaseHTTPRequestHandler]:
             if entry.status is not None and entry.status >= 400:
                 return self._send(entry.status, {"error": {"message": f"scripted HTTP {entry.status}",
                                                            "type": "server_error"}})
-            self._send(200, _anthropic_body(entry, body) if route == "/v1/messages" else _openai_body(entry, body))
+            make = {"/v1/messages": _anthropic_body, "/v1/responses": _responses_body}.get(route, _openai_body)
+            self._send(200, make(entry, body))
 
     return Handler
 
