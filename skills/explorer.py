@@ -95,7 +95,11 @@ class Explorer:
 
     # -- low level ------------------------------------------------------------------------------
     def observe(self) -> Observation:
-        self._obs = self.env.observe()
+        """A look at the screen; a cut-short (partial) or empty element walk is retried, twice at most."""
+        for _ in range(3):
+            self._obs = self.env.observe()
+            if self._obs.elements and not self._obs.timings.get("a11y_partial"):
+                break
         return self._obs
 
     def act(self, action: Any, explore: bool = False) -> bool:
@@ -125,12 +129,15 @@ class Explorer:
         if self.on_progress:
             self.on_progress(self.stats)
 
-    def reset(self) -> Observation:
+    def reset(self, wait: float = 10.0) -> Observation:
+        """A fresh app; waits (bounded polling) until its controls are readable, e.g. AT-SPI is up."""
         self.stats.resets += 1
         self._obs = self.env.reset()
-        key = state_key(self._obs)
-        if self.root is not None and key != self.root:  # settle late widgets once, bounded
-            self._obs = self.observe()
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline and (not candidates(self._obs) or
+                                               (self.root is not None and state_key(self._obs) != self.root)):
+            time.sleep(0.1)
+            self.observe()
         return self._obs
 
     def learn_volatile(self, a: Observation, b: Observation) -> None:
@@ -209,20 +216,26 @@ class Explorer:
     def run(self) -> Stats:
         """Explore until the budget runs out or no open state is left; resumes a stored graph."""
         try:
-            self.start_obs = self.reset()
+            self.start_obs = self.reset(wait=30.0)
             self.stats.resets -= 1
+            if not candidates(self.start_obs):
+                raise EnvError(f"the app shows nothing to explore (no visible, enabled, named controls in "
+                               f"{len(self.start_obs.elements)} elements); is AT-SPI working? try `cua observe`")
             second = self.observe()
             for _ in range(2):  # a few looks at the start state reveal what changes by itself
                 self.learn_volatile(self.start_obs, second)
-                self.start_obs, second = second, self.observe()
-            self.root = state_key(second)
+                if candidates(second):
+                    self.start_obs, second = second, self.observe()
+            self.start_obs = second if candidates(second) else self.start_obs
+            self.root = state_key(self.start_obs)
             stored_root = self.graph.get_meta("root")
             if stored_root and stored_root != self.root.exact:
                 self.note("the start state differs from the stored graph's root (the app changed?)")
             if not stored_root:
                 self.graph.set_meta("root", self.root.exact)
-            self.graph.add_state(self.root, second, 0, [], [])
+            self.graph.add_state(self.root, self.start_obs, 0, [], [])
             while True:
+                self.check_budget_time()  # every pass either acts, marks a state done, or runs into this
                 open_states = self.graph.open_states()
                 if not open_states:
                     self.stats.stopped = "graph fully explored"
@@ -263,6 +276,12 @@ class Explorer:
             return
         tried = self.graph.tried(key)
         cands = self.candidates(self._obs, only)
+        if not cands and depth == 0:  # the start state always has controls: this look was incomplete
+            self._bad_states[key.exact] = self._bad_states.get(key.exact, 0) + 1
+            if self._bad_states[key.exact] < 3:
+                self.observe()
+                return
+            self.note("the start state showed no controls three times; stopping")
         for n, el in enumerate(cands):
             if el.signature in tried:
                 continue
