@@ -95,3 +95,40 @@ def test_invisible_elements_are_not_grounded():
     for t in ("Hidden", "Off"):
         with pytest.raises(GroundingError):
             ground(Target(text=t), o)
+
+
+def test_parse_point_reads_common_grounding_replies():
+    from cua.perception.ground import parse_point
+
+    assert parse_point("click(start_box='(412,88)')") == (412, 88)
+    assert parse_point("<|box_start|>(100,200),(140,220)<|box_end|>") == (120, 210)
+    assert parse_point("<point>10 20</point>") == (10, 20)
+    assert parse_point('{"x": 5, "y": 7}') == (5, 7)
+    assert parse_point("The element is at [300, 400].") == (300, 400)
+    with pytest.raises(ValueError, match="no point in the grounding model's reply"):
+        parse_point("I cannot see it")
+
+
+def test_model_grounder_over_a_fake_openai_endpoint(obs):
+    from PIL import Image
+
+    from cua.models.fake_server import FakeServer
+    from cua.models.openai_client import OpenAIModel
+    from cua.perception.ground import ModelGrounder
+
+    shot = obs.model_copy(update={"screenshot": Image.new("RGB", (1280, 800), "white")})
+    script = ["click(start_box='(340,266)')", "(0.1, 0.5)", "no idea", "(2000, 10)"]
+    with FakeServer(script) as srv:
+        model = OpenAIModel("ui-tars", base_url=srv.base_url, api_key="x", max_image_size=(640, 400), retries=0)
+        g = ModelGrounder(model, coords="norm1000").ground(Target(text="the cancel button"), shot)
+        assert g.point == (435, 213) and g.element.name == "Cancel"
+        assert ModelGrounder(model, coords="norm1").point(Target(text="x"), shot) == (128, 400)
+        with pytest.raises(GroundingError, match="no point"):
+            ModelGrounder(model).point(Target(text="y"), shot)
+        with pytest.raises(GroundingError, match="off the 1280x800 screen"):
+            ModelGrounder(model).point(Target(text="z"), shot)
+        sent = srv.state.requests[0]
+        content = sent["messages"][-1]["content"]
+        assert any(c.get("type") == "image_url" for c in content) and "cancel button" in content[0]["text"]
+    with pytest.raises(ValueError, match="coords must be"):
+        ModelGrounder(model, coords="inches")

@@ -230,9 +230,73 @@ def _hint(target: Target, obs: Observation) -> str:
     return f" (closest names: {', '.join(repr(n) for _, n in close)})" if close else " (no named elements on screen)"
 
 
-def __getattr__(name: str):  # the optional model grounder lives in its own module
-    if name == "ModelGrounder":
-        from cua.perception.model_ground import ModelGrounder
+POINT_PATTERNS = [  # UI-TARS start_box / Qwen-VL box tokens / <point> tags / JSON x,y / a bare (x, y)
+    r"<\|box_start\|>\s*\(?\s*(-?[\d.]+)\s*,\s*(-?[\d.]+)\s*\)?(?:\s*,\s*\(?\s*(-?[\d.]+)\s*,\s*(-?[\d.]+))?",
+    r"start_box\s*=\s*['\"]?\s*[\[(]\s*(-?[\d.]+)\s*,\s*(-?[\d.]+)(?:\s*,\s*(-?[\d.]+)\s*,\s*(-?[\d.]+))?",
+    r"<point>\s*(-?[\d.]+)[\s,]+(-?[\d.]+)\s*</point>",
+    r"\"x\"\s*:\s*(-?[\d.]+)\s*,\s*\"y\"\s*:\s*(-?[\d.]+)",
+    r"[\[(]\s*(-?[\d.]+)\s*,\s*(-?[\d.]+)(?:\s*,\s*(-?[\d.]+)\s*,\s*(-?[\d.]+))?\s*[\])]",
+]
+GROUNDER_SYSTEM = ("You are a GUI grounding model. The user describes one element of the screenshot. Reply with "
+                   "only its click point as (x, y){unit}. No other text.")
 
-        return ModelGrounder
-    raise AttributeError(name)
+
+def parse_point(text: str) -> tuple[float, float]:
+    """The first point (or box centre) in a grounding model's reply; ValueError naming the reply if none."""
+    for pat in POINT_PATTERNS:
+        m = re.search(pat, text or "")
+        if m:
+            nums = [float(g) for g in m.groups() if g is not None]
+            if len(nums) >= 4:
+                return (nums[0] + nums[2]) / 2, (nums[1] + nums[3]) / 2
+            return nums[0], nums[1]
+    raise ValueError(f"no point in the grounding model's reply {text[:200]!r}; expected e.g. '(412, 88)'")
+
+
+class ModelGrounder:
+    """Grounding by a UI-TARS / Qwen-VL style model: screenshot + description in, a point out.
+
+    `model` is any cua.models client (`complete(Prompt) -> ModelReply`). `coords` says how the model
+    answers: 'pixels' of the image it was sent, 'norm1000' (0..1000, UI-TARS / Qwen2-VL) or 'norm1'.
+    Example: ModelGrounder(make_model("openai:ui-tars"), coords="norm1000").ground(Target(text="Save"), obs)
+    """
+
+    def __init__(self, model, coords: str = "pixels") -> None:
+        if coords not in ("pixels", "norm1000", "norm1"):
+            raise ValueError(f"coords must be 'pixels', 'norm1000' or 'norm1', not {coords!r}")
+        self.model, self.coords = model, coords
+
+    def point(self, target: Target, obs: Observation) -> tuple[int, int]:
+        from cua.models.base import Prompt, downscale
+
+        image = obs.image()
+        limit = tuple(getattr(self.model, "max_image_size", image.size))
+        sent = downscale(image, limit)  # type: ignore[arg-type]
+        unit = {"pixels": f" in pixels of the {sent.width}x{sent.height} image",
+                "norm1000": " with x and y from 0 to 1000", "norm1": " with x and y from 0 to 1"}[self.coords]
+        desc = target.describe() if target.near or target.role else (target.text or target.describe())
+        reply = self.model.complete(Prompt(system=GROUNDER_SYSTEM.format(unit=unit), text=f"Element: {desc}",
+                                           image=sent))
+        try:
+            x, y = parse_point(reply.text)
+        except ValueError as e:
+            raise GroundingError(str(e)) from None
+        if self.coords == "norm1000":
+            x, y = x * sent.width / 1000, y * sent.height / 1000
+        elif self.coords == "norm1":
+            x, y = x * sent.width, y * sent.height
+        px, py = round(x * image.width / sent.width), round(y * image.height / sent.height)
+        if not (0 <= px < image.width and 0 <= py < image.height):
+            raise GroundingError(f"the grounding model answered ({px}, {py}), off the {image.width}x{image.height} "
+                                 f"screen, for {desc!r} (reply {reply.text[:120]!r})")
+        return px, py
+
+    def ground(self, target: Target, obs: Observation) -> Grounding:
+        """The model's point and the smallest element under it (a bare 'point' element if none)."""
+        px, py = self.point(target, obs)
+        under = [e for e in obs.elements if e.contains(px, py) and _on_screen(e, obs)]
+        if under:
+            el = min(under, key=lambda e: e.bbox[2] * e.bbox[3])
+        else:
+            el = UIElement(id="model", role="point", name=target.text or "", bbox=(px - 1, py - 1, 3, 3), source="vision")
+        return Grounding(el, (px, py), 1.0)
