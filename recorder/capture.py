@@ -311,14 +311,17 @@ class Recorder:
 
     def _teardown(self, final: bool = False) -> None:
         self.stopped.set()
-        for lst in self._listeners:
-            try:
-                lst.stop()
-            except Exception:
-                pass
+        # Disabling the record context first makes the server deliver every event it took before
+        # the stop, then end the listener's loop; pynput's own stop() would drop that tail.
         self._unblock_listeners()
         for lst in self._listeners:
             lst.join(5)
+            if lst.is_alive():
+                try:
+                    lst.stop()
+                except Exception:  # noqa: BLE001, S110 - best effort, the thread is a daemon
+                    pass
+                lst.join(5)
         self.raw.put(None)
         for th in self._threads:
             th.join(30)

@@ -121,7 +121,9 @@ def _from_trajectory(path: Path) -> Demo:
 
     tr = Trajectory(path)
     steps = []
+    seen: list[dict] = []  # the agent stores an observation's elements once, on its first step
     for st in tr.steps():
+        seen = st.extra.get("elements") or seen
         if not st.action or st.action.get("kind") in SKIP_KINDS:
             continue
         try:
@@ -129,6 +131,9 @@ def _from_trajectory(path: Path) -> Demo:
         except ActionParseError:
             continue
         els = st.elements or []
+        if getattr(action, "element_id", None) is not None:  # ids are per observation: keep point + element
+            action, el = _pin_element_id(action, st.result or {}, seen)
+            els = els or ([el] if el else [])
         frame = (
             (lambda p=path / st.frame: Image.open(p).convert("RGB") if p.exists() else None)
             if st.frame
@@ -165,6 +170,18 @@ def _from_trajectory(path: Path) -> Demo:
         end_window=m.extra.get("end_window"),
         end_frame=end_frame,
     )
+
+
+def _pin_element_id(action: Action, result: dict[str, Any], seen: list[dict]) -> tuple[Action, dict | None]:
+    """An agent's click(element_id=...) -> click(x, y) at the point it used, plus that element."""
+    el = next((e for e in seen if e.get("id") == action.element_id), None)
+    point = result.get("point")
+    if not point and el and el.get("bbox"):
+        x, y, w, h = el["bbox"]
+        point = (x + w // 2, y + h // 2)
+    if not point:
+        return action, el
+    return action.model_copy(update={"element_id": None, "x": int(point[0]), "y": int(point[1])}), el
 
 
 def screen_changed(a: Image.Image | None, b: Image.Image | None, frac: float = 0.0005) -> bool | None:

@@ -80,7 +80,8 @@ def _find(
 
         try:
             g = ground(Target(text=el.get("name") or None, role=el.get("role") or None), obs)
-            return obs, g.point, "text", False
+            same = not sig and g.element.name == el.get("name") and g.element.role == el.get("role")
+            return obs, g.point, "text", same
         except (GroundingError, ValueError):
             pass
     return obs, None, "coordinates", False

@@ -229,3 +229,22 @@ def test_password_field_input_is_masked_and_blurred(tmp_path):
     assert "hunter2" not in json.dumps(events)
     acts = reduce_events(events)
     assert acts[-1].action.to_json() == {"kind": "type", "text": "*******"} and acts[-1].masked
+
+
+def test_agent_trajectory_element_ids_become_points_with_elements(tmp_path):
+    from cua.trajectory import TrajectoryMeta, TrajectoryWriter
+    from recorder.demo import load_demo
+
+    w = TrajectoryWriter(tmp_path / "t", TrajectoryMeta(task="ok it", env="sandbox:mousepad"))
+    els = [{"id": "e3", "role": "push button", "name": "OK", "bbox": [10, 10, 20, 10], "source": "a11y"}]
+    w.add(action={"kind": "click", "element_id": "e3"}, result={"action": {}, "point": [21, 16]},
+          extra={"elements": els})
+    w.add(action={"kind": "type", "text": "x"}, result={"action": {}})
+    w.add(action={"kind": "done", "message": "ok"})
+    w.finish("success")
+    d = load_demo(tmp_path / "t")
+    assert [s.action.to_json() for s in d.steps] == [
+        {"kind": "click", "x": 21, "y": 16, "button": "left", "clicks": 1},
+        {"kind": "type", "text": "x"},
+    ]
+    assert d.steps[0].element["name"] == "OK" and d.kind == "trajectory" and d.complete
