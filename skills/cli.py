@@ -74,11 +74,17 @@ def register(app: typer.Typer) -> None:
         profile: Path | None = typer.Option(None, help="Explorer profile TOML (default: skills/profiles/APP.toml)."),  # noqa: B008
         sources: str = typer.Option("a11y", help="Perception sources for the env (a11y is fast)."),
         curriculum: bool = typer.Option(True, help="Compose and verify dialog skills after exploring."),
+        only: str | None = typer.Option(None, help="Regex: explore only the start-state controls it matches "
+                                                   "(e.g. '^Search$' for one menu)."),
     ) -> None:
         """Explore an app by GUI-DFS and store verified skills; a rerun resumes the stored graph.
 
         Example: cua explore --env sandbox:mousepad --skills lib.db --minutes 15
+
+        Example: cua explore --env sandbox:mousepad --skills lib.db --only '^Search$' --max-actions 30
         """
+        import re
+
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
         from cua.env import EnvError, make_env
@@ -89,6 +95,9 @@ def register(app: typer.Typer) -> None:
         name = app_of(env)
         try:
             prof = load_profile(name, profile)
+            re.compile(only or "")
+        except re.error as e:
+            fail(f"--only {only!r} is not a valid regular expression ({e}); e.g. --only '^Search$'")
         except ValueError as e:
             fail(str(e))
         budget = Budget(max_actions=max_actions, minutes=minutes, max_depth=max_depth or prof.max_depth,
@@ -105,7 +114,8 @@ def register(app: typer.Typer) -> None:
                         f"states {graph.counts()['states']} · skills {st.skills} · verified {st.verified} · "
                         f"coverage {coverage(graph):.0%}"))
 
-                ex = Explorer(e, lib, graph, prof, budget, app=name, verify_runs=verify_runs, on_progress=show)
+                ex = Explorer(e, lib, graph, prof, budget, app=name, verify_runs=verify_runs, on_progress=show,
+                              only=only)
                 stats = ex.run()
                 if curriculum and "minutes" not in stats.stopped:
                     from skills.curriculum import compose_and_verify

@@ -9,6 +9,7 @@ state key proves the return; else reset + replay the action prefix from the star
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -81,10 +82,12 @@ class Explorer:
     """Depth-first explorer over one env; writes the graph and the library as it goes."""
 
     def __init__(self, env: Any, library: SkillLibrary, graph: UIGraph, profile: Profile, budget: Budget,
-                 app: str, verify_runs: int = 2, on_progress: Callable[[Stats], None] | None = None) -> None:
+                 app: str, verify_runs: int = 2, on_progress: Callable[[Stats], None] | None = None,
+                 only: str | None = None) -> None:
         self.env, self.lib, self.graph, self.profile, self.budget = env, library, graph, profile, budget
         self.app, self.verify_runs, self.on_progress = app, verify_runs, on_progress
         self.stats = Stats()
+        self.only = re.compile(only, re.IGNORECASE) if only else None  # start-state controls to explore
         self.volatile: set[str] = set()
         self.start_obs: Observation | None = None
         self.root: StateKey | None = None
@@ -276,6 +279,8 @@ class Explorer:
             return
         tried = self.graph.tried(key)
         cands = self.candidates(self._obs, only)
+        if depth == 0 and self.only is not None:
+            cands = [e for e in cands if self.only.search(clean_name(e.name))]
         if not cands and depth == 0:  # the start state always has controls: this look was incomplete
             self._bad_states[key.exact] = self._bad_states.get(key.exact, 0) + 1
             if self._bad_states[key.exact] < 3:
