@@ -176,3 +176,14 @@ def test_cli_observe_writes_png_and_menus_json(tmp_path):
     for name in ("File", "Edit", "Search"):
         assert menus[name]["source"] == "a11y" and menus[name]["bbox"][2] > 0 and menus[name]["bbox"][3] > 0
     assert "Mousepad" in data["window_title"]
+
+
+def test_cli_act_clicks_search_through_grounding(tmp_path):
+    out = tmp_path / "after"
+    proc = subprocess.run([sys.executable, "-m", "cua.cli", "act", "--env", "sandbox:mousepad", 'click(text="Search")',
+                           "--out", str(out)], capture_output=True, text=True, timeout=240, cwd=ROOT, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["ok"] and result["changed"] and result["point"][1] < 60
+    data = json.loads((out / "observation.json").read_text())
+    assert "Find" in [e["name"] for e in data["elements"] if e["role"] == "menu item"]

@@ -139,6 +139,9 @@ def test_reset_gives_a_clean_app_with_stable_signatures(env):
     before = {e.signature for e in env.observe().elements if e.role == "menu"}
     act(env, kind="type", text="dirty")
     assert eventually(env, lambda o: "dirty" in (text_value(env) or ""))
+    dirty = env.observe()
+    assert dirty.window_title.startswith("*")  # the title changed, the signatures did not
+    assert {e.signature for e in dirty.elements if e.role == "menu"} == before
     obs = env.reset()
     assert {e.signature for e in obs.elements if e.role == "menu"} == before
     assert text_value(env) == ""

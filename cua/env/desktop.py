@@ -200,8 +200,8 @@ class DesktopEnv(EnvBase):
 
         A loaded machine or a slow app gets more time; an idle one keeps the short floor.
         """
-        if not self._reactions:
-            return self.first_change
+        if not self._reactions:  # no history yet: first menus/dialogs are built lazily, give them time
+            return max(self.first_change, 0.6)
         return min(1.5, max(self.first_change, 3 * statistics.median(self._reactions)))
 
     def _stable_for(self, action: Any) -> float:
