@@ -115,7 +115,7 @@ def register(app: typer.Typer) -> None:
                         f"coverage {coverage(graph):.0%}"))
 
                 ex = Explorer(e, lib, graph, prof, budget, app=name, verify_runs=verify_runs, on_progress=show,
-                              only=only)
+                              only=only, screens=skills.with_name(skills.name + ".states"))
                 stats = ex.run()
                 if curriculum and "minutes" not in stats.stopped:
                     from skills.curriculum import compose_and_verify

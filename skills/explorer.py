@@ -13,6 +13,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from cua.actions import Click, Key
@@ -20,7 +21,7 @@ from cua.env.base import EnvError
 from cua.perception.elements import Observation, UIElement
 from skills.graph import VOLATILE_ROLES, StateKey, UIGraph, is_visible, state_key, visible_signatures
 from skills.library import SkillLibrary
-from skills.profile import Profile, clean_name, is_enabled, role_kind
+from skills.profile import Profile, candidates, clean_name
 from skills.runner import run_skill
 from skills.units import step_for, unit_skill
 
@@ -56,37 +57,16 @@ class BudgetExhausted(Exception):
     pass
 
 
-def candidates(obs: Observation, only: set[str] | None = None) -> list[UIElement]:
-    """Visible, enabled, named clickable elements (containers of other candidates left out), in order."""
-    seen, out = set(), []
-    for e in obs.elements:
-        if not e.signature or e.signature in seen or not is_visible(e, obs.size) or not is_enabled(e):
-            continue
-        if only is not None and e.signature not in only:
-            continue
-        if role_kind(e) != "click" or not clean_name(e.name):
-            continue
-        seen.add(e.signature)
-        out.append(e)
-    return [e for e in out if not any(o is not e and _inside(o.bbox, e.bbox) for o in out)]
-
-
-def _inside(inner: tuple[int, int, int, int], outer: tuple[int, int, int, int]) -> bool:
-    """`inner` lies within `outer` and is smaller: `outer` is a container, not a control."""
-    ix, iy, iw, ih = inner
-    ox, oy, ow, oh = outer
-    return ox <= ix and oy <= iy and ix + iw <= ox + ow and iy + ih <= oy + oh and iw * ih < ow * oh
-
-
 class Explorer:
     """Depth-first explorer over one env; writes the graph and the library as it goes."""
 
     def __init__(self, env: Any, library: SkillLibrary, graph: UIGraph, profile: Profile, budget: Budget,
                  app: str, verify_runs: int = 2, on_progress: Callable[[Stats], None] | None = None,
-                 only: str | None = None) -> None:
+                 only: str | None = None, screens: str | Path | None = None) -> None:
         self.env, self.lib, self.graph, self.profile, self.budget = env, library, graph, profile, budget
         self.app, self.verify_runs, self.on_progress = app, verify_runs, on_progress
         self.stats = Stats()
+        self.screens = Path(screens) if screens else None  # a PNG per new state, when given
         self.only = re.compile(only, re.IGNORECASE) if only else None  # start-state controls to explore
         self.volatile: set[str] = set()
         self.start_obs: Observation | None = None
@@ -142,6 +122,14 @@ class Explorer:
             time.sleep(0.1)
             self.observe()
         return self._obs
+
+    def save_screen(self, key: StateKey, obs: Observation) -> str | None:
+        if self.screens is None or obs.screenshot is None:
+            return None
+        self.screens.mkdir(parents=True, exist_ok=True)
+        path = self.screens / f"{key.exact}.png"
+        obs.image().save(path, compress_level=1)
+        return str(path)
 
     def learn_volatile(self, a: Observation, b: Observation) -> None:
         """Signatures that differ between two looks at the same state change by themselves (a clock)."""
@@ -236,7 +224,8 @@ class Explorer:
                 self.note("the start state differs from the stored graph's root (the app changed?)")
             if not stored_root:
                 self.graph.set_meta("root", self.root.exact)
-            self.graph.add_state(self.root, self.start_obs, 0, [], [])
+            if not self.graph.has_state(self.root):
+                self.graph.add_state(self.root, self.start_obs, 0, [], [], self.save_screen(self.root, self.start_obs))
             while True:
                 self.check_budget_time()  # every pass either acts, marks a state done, or runs into this
                 open_states = self.graph.open_states()
@@ -324,7 +313,8 @@ class Explorer:
             steps = [s["action"] for s in st["prefix"]] + [step]
             if effect == "new_state":
                 cand = sorted(visible_signatures(new) - visible_signatures(self._pre))
-                self.graph.add_state(new_key, new, depth + 1, st["prefix"] + [rec], child_names, candidates=cand)
+                self.graph.add_state(new_key, new, depth + 1, st["prefix"] + [rec], child_names,
+                                     screenshot=self.save_screen(new_key, new), candidates=cand)
                 if depth + 1 >= self.budget.max_depth or not self.profile.descend(el.name):
                     self.graph.mark_done(new_key)
             elif effect == "error_dialog":

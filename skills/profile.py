@@ -1,4 +1,4 @@
-"""Per-app explorer profiles (skills/profiles/<app>.toml): deny-list, no-descend list, sample text, depth."""
+"""Per-app explorer profiles (skills/profiles/<app>.toml) and what counts as a candidate control to try."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from pathlib import Path
 
 import tomllib
 
-from cua.perception.elements import UIElement
+from cua.perception.elements import Observation, UIElement
+from skills.graph import is_visible
 
 PROFILE_DIR = Path(__file__).parent / "profiles"
 
@@ -88,3 +89,25 @@ def is_enabled(el: UIElement) -> bool:
     if any(s in el.states for s in ("disabled", "insensitive")):
         return False
     return not el.states or "enabled" in el.states or "sensitive" in el.states or el.source not in ("a11y", "dom")
+
+
+def candidates(obs: Observation, only: set[str] | None = None) -> list[UIElement]:
+    """Visible, enabled, named clickable elements (containers of other candidates left out), in order."""
+    seen, out = set(), []
+    for e in obs.elements:
+        if not e.signature or e.signature in seen or not is_visible(e, obs.size) or not is_enabled(e):
+            continue
+        if only is not None and e.signature not in only:
+            continue
+        if role_kind(e) != "click" or not clean_name(e.name):
+            continue
+        seen.add(e.signature)
+        out.append(e)
+    return [e for e in out if not any(o is not e and _inside(o.bbox, e.bbox) for o in out)]
+
+
+def _inside(inner: tuple[int, int, int, int], outer: tuple[int, int, int, int]) -> bool:
+    """`inner` lies within `outer` and is smaller: `outer` is a container, not a control."""
+    ix, iy, iw, ih = inner
+    ox, oy, ow, oh = outer
+    return ox <= ix and oy <= iy and ix + iw <= ox + ow and iy + ih <= oy + oh and iw * ih < ow * oh
