@@ -75,13 +75,24 @@ def _cleanup_ns(ns: str, host_if: str, made: list[str]) -> None:
         subprocess.run(["ip", "netns", "del", ns], check=False, capture_output=True, timeout=10)
 
 
+def private_x11_dir(cmd: list[str]) -> list[str]:
+    """Run `cmd` with a private /tmp/.X11-unix (own mount namespace).
+
+    Abstract X sockets are per network namespace but /tmp/.X11-unix is shared: an Xvfb in a fresh namespace
+    would pick display :0 and replace the filesystem socket of another desktop's :0. A private tmpfs there keeps
+    the guest's displays invisible to (and safe from) the rest of the machine, as in a real VM.
+    """
+    script = 'mount -t tmpfs -o mode=1777,size=1m cua-x11 /tmp/.X11-unix && exec "$@"'
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", *cmd]
+
+
 @contextlib.contextmanager
 def guest_process(env_spec: str, host: str, port: int, root: Path, netns: str | None = None,
                   extra: list[str] | None = None, token: str = TOKEN, wait_s: float = 120.0) -> Iterator[str]:
     """Run `cua serve` (in `netns` if given) until it answers /health; yields its URL; stops it after."""
     cmd = [CUA, "serve", "--host", host, "--port", str(port), "--env", env_spec, "--root", str(root), *(extra or [])]
     if netns:
-        cmd = ["ip", "netns", "exec", netns, *cmd]
+        cmd = ["ip", "netns", "exec", netns, *private_x11_dir(cmd)]
     env = {**os.environ, "CUA_TOKEN": token}
     log = root.parent / f"guest-{port}.log"
     with open(log, "wb") as out:

@@ -189,3 +189,21 @@ def test_recording_start_stop(remote):
     rel = "recordings/" + started["dir"].rsplit("/", 1)[1]
     names = {e["name"] for e in remote.list_files(rel)}
     assert "manifest.json" in names
+
+
+def test_cua_run_drives_the_guest(guest, remote, tmp_path):
+    """The agent loop (`cua run`, scripted model) works unchanged with --env remote:URL."""
+    import json
+
+    plan = {"thought": "type", "plan": [{"kind": "type", "text": " agent-remote"},
+                                        {"kind": "done", "message": "typed"}]}
+    script = tmp_path / "replies.jsonl"
+    again = {"thought": "already typed", "plan": [{"kind": "done", "message": "typed"}]}
+    script.write_text(json.dumps(plan) + "\n" + json.dumps(again) + "\n")  # in case a slow screen makes it re-plan
+    r = subprocess.run([CUA, "run", "type agent-remote", "--env", f"remote:{guest[0]}", "--model",
+                        f"scripted:{script}", "--yes", "--out", str(tmp_path / "run")], check=False,
+                       capture_output=True, text=True, timeout=300, env={**os.environ, "CUA_TOKEN": TOKEN})
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert (tmp_path / "run" / "steps.jsonl").exists()
+    texts = " ".join(f"{e.name} {e.value or ''}" for e in remote.observe().elements).lower()
+    assert "agent-remote" in texts
