@@ -320,7 +320,8 @@ class Explorer:
             elif effect == "error_dialog":
                 self.note(f"{' › '.join(child_names)} showed an error dialog")
             skill = None
-            if self.lib.get(" › ".join(child_names)) is None:  # skill first: a kill here leaves it unverified
+            if effect != "error_dialog" and self.lib.get(" › ".join(child_names)) is None:  # before the
+                # transition: a kill here leaves an unverified skill that the next run verifies
                 skill = unit_skill(self.app, child_names, steps, el, self._pre, new, self.start_obs, self.volatile)
                 skill.extra["state"] = new_key.exact
                 self.lib.add(skill)
