@@ -77,7 +77,7 @@ def engines(vision: bool) -> dict:
     from cua.perception.ocr import ocr
     from cua.perception.pipeline import Perceiver
 
-    fns = {"rapidocr": lambda im: Perceiver("ocr,vision" if vision else "ocr", incremental=False).perceive(im, [])[0],
+    fns = {"rapidocr": lambda im: Perceiver("ocr,vision", incremental=False).perceive(im, [])[0],
            "tesseract": lambda im: merge([], tesseract_elements(im))}
     try:
         import pytesseract
@@ -89,6 +89,17 @@ def engines(vision: bool) -> dict:
     return fns
 
 
+def outermost(els: list[UIElement]) -> list[UIElement]:
+    """One element per visible text: a link inside a same-named tab is the same thing on screen."""
+    from cua.perception.merge import contains
+
+    out = []
+    for e in sorted(els, key=lambda e: -(e.bbox[2] * e.bbox[3])):
+        if not any(norm_text(o.name) == norm_text(e.name) and contains(o.bbox, e.bbox) for o in out):
+            out.append(e)
+    return out
+
+
 def score_screen(image, targets: list[UIElement], icons: list[UIElement], fns: dict, res: dict,
                  named: list[UIElement]) -> None:
     """Ground each target's text in each engine's vision-only elements; count hits inside the true box.
@@ -96,6 +107,7 @@ def score_screen(image, targets: list[UIElement], icons: list[UIElement], fns: d
     When several visible elements (`named`: all structured elements with a name) share a target's text,
     the target is asked for as the nth of them in reading order, as an agent would ("the 2nd 'OK'").
     """
+    targets, named = outermost(targets), outermost(named)
     order: dict[str, list[tuple[int, int, int, int]]] = {}
     for e in sorted(named, key=lambda e: (e.bbox[1] // 8, e.bbox[0])):
         order.setdefault(norm_text(e.name), []).append(e.bbox)
@@ -209,9 +221,12 @@ def main() -> None:
     from cua.perception.pipeline import vision_model_available
 
     vision = vision_model_available()
+    from cua.perception.detect import Detector
+
+    backend = Detector().backend  # 'onnx' (trained model) or 'cv' (classic fallback)
     console = Console()
     fns = engines(vision)
-    result: dict = {"vision_model": vision, "quick": args.quick}
+    result: dict = {"vision_model": vision, "detector_backend": backend, "quick": args.quick}
     with Progress(console=console) as progress:
         screens = mousepad_screens(progress)
         result["speed"] = speed_part(screens, reps)

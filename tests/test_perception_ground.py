@@ -132,3 +132,10 @@ def test_model_grounder_over_a_fake_openai_endpoint(obs):
         assert any(c.get("type") == "image_url" for c in content) and "cancel button" in content[0]["text"]
     with pytest.raises(ValueError, match="coords must be"):
         ModelGrounder(model, coords="inches")
+
+
+def test_a_label_read_as_two_ocr_phrases_is_found_by_joining_them():
+    els = assign_ids([el("text", "Click", (100, 50, 40, 16), source="ocr"), el("text", "Me!", (152, 50, 28, 16), source="ocr"),
+                      el("text", "Me!", (152, 300, 28, 16), source="ocr")])
+    g = ground(Target(text="Click Me!"), Observation(elements=els, size=(1280, 800)))
+    assert g.point == (140, 58) and g.element.attrs["joined"] == 2

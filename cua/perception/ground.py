@@ -198,6 +198,11 @@ def ground(target: Target, obs: Observation) -> Grounding:
                 continue
             score = score + 0.5 * sp if target.text else sp
         cands.append((score + _prefer(e), e, point or e.center))
+    if target.text and len(target.text.split()) > 1 and (not cands or max(c[0] for c in cands) < 0.9):
+        for joined in _joined_lines(pool):  # 'Click Me!' read as two phrases 'Click' and 'Me!'
+            score, _ = text_score(target.text, joined)
+            if score >= 0.9 and not anchors:
+                cands.append((score + _prefer(joined), joined, joined.center))
     if not cands:
         raise GroundingError(f"nothing on screen matches {target.describe()}" + _hint(target, obs))
     cands.sort(key=lambda c: -c[0])
@@ -220,6 +225,27 @@ def ground(target: Target, obs: Observation) -> Grounding:
             f"(0-based, top-left first) to choose: {_describe(distinct)}")
     s, e, p = distinct[0]
     return Grounding(e, p, round(s, 4))
+
+
+def _joined_lines(pool: list[UIElement]) -> list[UIElement]:
+    """OCR phrases joined with their right-hand neighbours on the same row (up to three)."""
+    texts = sorted((e for e in pool if e.source == "ocr" and e.name), key=lambda e: (e.bbox[1] // 8, e.bbox[0]))
+    out = []
+    for first in texts:
+        chain = [first]
+        for _ in range(2):
+            lx, ly, lw, lh = chain[-1].bbox
+            nxt = [b for b in texts if b.bbox[0] >= lx + lw - 2 and b.bbox[0] - (lx + lw) < 2 * max(lh, b.bbox[3])
+                   and abs((b.bbox[1] + b.bbox[3] / 2) - (ly + lh / 2)) < 0.5 * max(lh, b.bbox[3])]
+            if not nxt:
+                break
+            chain.append(min(nxt, key=lambda b: b.bbox[0]))
+            x0, y0 = min(c.bbox[0] for c in chain), min(c.bbox[1] for c in chain)
+            x1 = max(c.bbox[0] + c.bbox[2] for c in chain)
+            y1 = max(c.bbox[1] + c.bbox[3] for c in chain)
+            out.append(first.model_copy(update={"name": " ".join(c.name for c in chain),
+                                                "bbox": (x0, y0, x1 - x0, y1 - y0), "attrs": {"joined": len(chain)}}))
+    return out
 
 
 def _hint(target: Target, obs: Observation) -> str:

@@ -263,7 +263,7 @@ def _junk(text: str, score: float) -> bool:
     t = "".join(text.split())
     if not t or set(t) <= ICON_GLYPHS:
         return True
-    return len(t) <= 2 and (score < 0.8 or not any(c.isalnum() for c in t))
+    return len(t) <= 2 and (score < 0.6 or not any(c.isalnum() for c in t))
 
 
 def _element(text: str, box: list[float], conf: float, dx: int, dy: int, level: str, **attrs: Any) -> UIElement:
