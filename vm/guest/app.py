@@ -29,7 +29,7 @@ API_VERSION = "1"
 
 @dataclass
 class GuestConfig:
-    """Everything the server needs; `env_factory` is called once, on first use (or by `GuestState.start`)."""
+    """Everything the server needs; `env_factory` runs once, on the env thread, at first use."""
 
     token: str
     env_factory: Callable[[], Environment]
@@ -74,11 +74,13 @@ class GuestState:
 
     def close(self) -> None:
         def shut() -> None:
-            if self.cfg.recorder is not None:
-                self.cfg.recorder.close()
-            if self._env is not None:
-                env, self._env = self._env, None
-                env.close()
+            try:
+                if self.cfg.recorder is not None:
+                    self.cfg.recorder.close()
+            finally:  # the desktop goes away even if the recorder could not stop cleanly
+                if self._env is not None:
+                    env, self._env = self._env, None
+                    env.close()
 
         self._worker.submit(shut).result()
         self._worker.shutdown(wait=True)
