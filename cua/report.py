@@ -25,7 +25,7 @@ h1{font-size:20px}table.meta td{padding:2px 10px 2px 0;vertical-align:top}
 .step{background:#fff;border:1px solid #ddd;border-radius:6px;margin:14px 0;padding:12px;display:flex;gap:16px}
 .step img{max-width:640px;border:1px solid #ccc}.info{flex:1;min-width:280px}
 .ok{color:#176c2f}.bad{color:#b00020}pre{white-space:pre-wrap;background:#f3f3f3;padding:6px;margin:4px 0}
-.outcome{font-weight:bold;padding:2px 8px;border-radius:4px;background:#eee}"""
+.badge{font-weight:bold;padding:2px 8px;border-radius:4px;background:#eee}"""
 
 
 def _b64(img: Image.Image) -> str:
@@ -115,7 +115,7 @@ def write_report(traj_dir: Path | str, out: Path | str | None = None) -> Path:
     body = "".join(_step_html(traj, s, elements_by_frame) for s in steps) or "<p>No steps were recorded.</p>"
     page = (f"<!doctype html><html><head><meta charset=\"utf-8\"><title>cua run: {html.escape(meta.task[:80])}"
             f"</title><style>{CSS}</style></head><body><h1>{html.escape(meta.task)}</h1>"
-            f"<p>Outcome: <span class=\"outcome\" id=\"outcome\">{html.escape(meta.outcome or 'unfinished')}</span></p>"
+            f"<p>Outcome: <span class=\"badge\" id=\"outcome\">{html.escape(meta.outcome or 'unfinished')}</span></p>"
             f"<table class=\"meta\">{meta_html}</table><h2>Steps</h2>{body}</body></html>")
     path = Path(out) if out is not None else traj.dir / "report.html"
     path.write_text(page, encoding="utf-8")

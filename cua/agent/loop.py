@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cua.agent.boundary import OUTSIDE, decide, retrieve
+from cua.agent.boundary import OUTSIDE, Decision, decide, retrieve
 from cua.agent.executor import Executor, StepOutcome, needs_screen
 from cua.agent.guarded_env import GuardedEnv, StopRequested
 from cua.agent.planner import Planner, PlanningFailed
@@ -83,28 +83,36 @@ def run_task(task: str, env: Any, model: str | Model | None = "none", skills: An
     if mode not in ("auto", "plan", "step"):
         raise ValueError(f"mode must be auto, plan or step, not {mode!r}")
     t_start = time.monotonic()
-    model_obj = make_model(model) if isinstance(model, str) or model is None else model
-    model_name = model if isinstance(model, str) else getattr(model_obj, "name", "none") if model_obj else "none"
+    model_name = model if isinstance(model, str) else getattr(model, "name", "none") if model else "none"
     library, own_lib = _open_library(skills)
     out_dir = Path(out) if out is not None else default_out(task)
     env_name = env if isinstance(env, str) else getattr(env, "name", type(env).__name__)
     writer = TrajectoryWriter(out_dir, TrajectoryMeta(task=task, env=str(env_name), model=str(model_name)))
     budget = Budget(max_steps=max_steps, max_seconds=max_seconds, max_cost=max_cost)
     stop = EmergencyStop(stop_hotkey)
-    cost = (lambda: model_obj.usage.cost) if model_obj is not None else (lambda: 0.0)
     res = RunResult(outcome="error", trajectory_dir=out_dir)
+    model_obj: Model | None = None
     env_obj, own_env, guarded = None, False, None
     try:
         with stop:
+            model_obj = make_model(model) if isinstance(model, str) or model is None else model
+            # The boundary is decided before any screen is started: an uncovered task stops at once.
+            matches = retrieve(library, task, k=5) if library is not None else []
+            decision = decide(task, matches, has_model=model_obj is not None)
+            res.nearest_skills = decision.nearest
+            if decision.kind == "outside":
+                writer.add(action={"kind": "fail", "reason": OUTSIDE}, extra={"decision": decision.reason})
+                raise _Finished(OUTSIDE, decision.reason)
             if isinstance(env, str):
                 from cua.env import make_env
 
                 env_obj, own_env = make_env(env, **(env_options or {})), True
             else:
                 env_obj = env
+            cost = (lambda: model_obj.usage.cost) if model_obj is not None else (lambda: 0.0)
             guarded = GuardedEnv(env_obj, writer, budget, Confirmer(yes=yes, ask=confirm), stop, cost)
-            res.outcome, res.message = _run(task, guarded, model_obj, library, budget, mode, max_reprompts,
-                                            res, on_step)
+            res.outcome, res.message = _run(task, guarded, model_obj, library, decision, budget, mode,
+                                            max_reprompts, res, on_step)
     except _Finished as f:
         res.outcome, res.message = f.outcome, f.message
     except (KeyboardInterrupt, StopRequested):
@@ -143,15 +151,10 @@ def _write_report(out_dir: Path) -> Path | None:
         return None
 
 
-def _run(task: str, env: GuardedEnv, model: Model | None, library: Any, budget: Budget, mode: str,
-         max_reprompts: int, res: RunResult, on_step: Callable[[int, str], None] | None) -> tuple[str, str]:
-    matches = retrieve(library, task, k=5) if library is not None else []
-    decision = decide(task, matches, has_model=model is not None)
-    res.nearest_skills = decision.nearest
+def _run(task: str, env: GuardedEnv, model: Model | None, library: Any, decision: Decision, budget: Budget,
+         mode: str, max_reprompts: int, res: RunResult,
+         on_step: Callable[[int, str], None] | None) -> tuple[str, str]:
     executor = Executor(env, library)
-    if decision.kind == "outside":
-        env.record({"kind": "fail", "reason": OUTSIDE}, None, {}, decision=decision.reason)
-        return OUTSIDE, decision.reason
     if decision.kind == "skill":
         step = PlanStep(skill=decision.skill.name, args=decision.args)
         outcome = executor.run_skill(step)
