@@ -181,14 +181,18 @@ def test_reconnects_after_the_connection_drops(remote):
 
 @pytest.mark.skipif(not IS_DESKTOP, reason="recording needs an X desktop")
 def test_recording_start_stop(remote):
-    started = remote.request("POST", "/recording/start", params={"task": "guest test"}).json()
+    started = remote.start_recording("guest test")
     assert started["recording"] is True
     remote.act(parse_action('type("rec")'))
-    stopped = remote.request("POST", "/recording/stop").json()
+    stopped = remote.stop_recording()
     assert stopped["dir"] == started["dir"]
     rel = "recordings/" + started["dir"].rsplit("/", 1)[1]
     names = {e["name"] for e in remote.list_files(rel)}
     assert "manifest.json" in names
+    import json
+
+    manifest = json.loads(remote.read_file(rel + "/manifest.json"))
+    assert manifest["complete"] is True and manifest["task"] == "guest test"
 
 
 def test_cua_run_drives_the_guest(guest, remote, tmp_path):

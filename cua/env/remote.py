@@ -211,5 +211,13 @@ class RemoteEnv(EnvBase):
         return self.request("POST", "/exec", json={"argv": list(argv), "timeout": timeout},
                             timeout=httpx.Timeout(timeout + 10, connect=self._timeout.connect)).json()
 
+    def start_recording(self, task: str = "") -> dict:
+        """Start a demonstration recording on the guest (written under its --root/recordings)."""
+        return self.request("POST", "/recording/start", params={"task": task}).json()
+
+    def stop_recording(self) -> dict:
+        """Stop it; returns the guest-side directory and the recorder's counts."""
+        return self.request("POST", "/recording/stop").json()
+
     def close(self) -> None:
         self._client.close()
