@@ -169,3 +169,22 @@ def test_stop_hotkey_on_the_desktop(tmp_path):
             os.environ["DISPLAY"] = old
         xvfb.terminate()
         xvfb.wait(10)
+
+
+def test_destructive_action_is_asked_on_the_terminal(tmp_path):
+    page = tmp_path / "danger.html"
+    page.write_text('<html><body><button onclick="document.title=\'gone\'">Delete account</button></body></html>')
+    script = _script(tmp_path, [{"plan": [{"kind": "click", "target": {"text": "Delete account"}}, {"kind": "done"}]}])
+    master, slave = os.openpty()  # a real terminal on stdin: the agent must ask, and we answer
+    try:
+        os.write(master, b"y\n")
+        proc = subprocess.run(CUA + ["run", "delete my account", "--env", f"browser:{page.as_uri()}", "--model",
+                                     f"scripted:{script}", "--out", str(tmp_path / "run")], cwd=ROOT, stdin=slave,
+                              capture_output=True, text=True, timeout=180)
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert proc.returncode == 0, proc.stderr
+    assert "Allow?" in proc.stdout + proc.stderr
+    step = next(Trajectory(tmp_path / "run").steps())
+    assert step.result["ok"] and "confirmed on the terminal" in step.extra["safety"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import typer
@@ -50,9 +51,20 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(2)
         hotkey = stop_hotkey if stop_hotkey is not None else (DEFAULT_STOP_HOTKEY if env == "desktop" else None)
         with console.status("starting...") as status:
+
+            def ask(reason: str) -> bool:  # the spinner pauses while the terminal asks
+                from rich.prompt import Confirm
+
+                status.stop()
+                try:
+                    return Confirm.ask(f"[bold yellow]The agent wants to:[/] {reason}. Allow?", default=False)
+                finally:
+                    status.start()
+
             result = run_task(
                 task, env, model=model, skills=skills, max_steps=max_steps, max_seconds=max_seconds,
                 max_cost=max_cost, out=out, yes=yes, mode=mode, stop_hotkey=hotkey or None,
+                confirm=ask if sys.stdin.isatty() else None,
                 env_options={"sources": sources},
                 on_step=lambda n, desc: status.update(f"step {n + 1}: {desc[:100]}"))
         color = "green" if result.ok else "yellow" if result.outcome == "outside known skills" else "red"

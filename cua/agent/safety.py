@@ -107,7 +107,7 @@ class Confirmer:
             verdict = (True, f"destructive action allowed by --yes: {reason}")
         elif self.ask is not None:
             ok = bool(self.ask(reason))
-            verdict = (ok, f"destructive action {'confirmed' if ok else 'denied'} by the user: {reason}")
+            verdict = (ok, f"destructive action {'confirmed' if ok else 'denied'} on the terminal: {reason}")
         elif not (hasattr(self.stdin, "isatty") and self.stdin.isatty()):
             verdict = (False, f"destructive action denied: {reason}. It needs confirmation, but stdin is not a "
                               "terminal; re-run with --yes (yes=True) to allow destructive actions")
