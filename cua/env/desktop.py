@@ -11,6 +11,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 import os
 import statistics
 import time
@@ -23,6 +24,7 @@ from cua.env.settle import frame_digest, wait_settled
 from cua.perception.elements import Observation, UIElement
 
 SOURCES = ("a11y", "dom", "ocr", "vision")
+log = logging.getLogger(__name__)
 
 
 def parse_sources(sources: str | list[str]) -> list[str] | None:
@@ -91,10 +93,15 @@ class DesktopEnv(EnvBase):
                     self._perceiver = Perceiver(",".join(self.sources) if self.sources else "auto")
             if self._perceiver is not None:
                 t = time.monotonic()
-                elements, stage = self._perceiver.perceive(image, structured)
-                timings.update({k: float(v) for k, v in (stage or {}).items()})
-                timings["perceive"] = time.monotonic() - t
-                return elements
+                try:
+                    elements, stage = self._perceiver.perceive(image, structured)
+                except Exception as e:  # noqa: BLE001 - a broken OCR/vision stage must not take the env down
+                    log.warning("perception failed (%s: %s); using the structured elements only", type(e).__name__, e)
+                    timings["perceive_failed"] = 1.0
+                else:
+                    timings.update({k: float(v) for k, v in (stage or {}).items()})
+                    timings["perceive"] = time.monotonic() - t
+                    return elements
         return [e.model_copy(update={"id": f"e{i}"}) for i, e in enumerate(structured)]
 
     def observe(self) -> Observation:
