@@ -105,7 +105,7 @@ def fit_size(size: tuple[int, int], limit: tuple[int, int]) -> tuple[int, int]:
 
 def downscale(image: Image.Image, limit: tuple[int, int]) -> Image.Image:
     size = fit_size(image.size, limit)
-    return image if size == image.size else image.resize(size, Image.LANCZOS)
+    return image if size == image.size else image.resize(size, Image.BILINEAR)
 
 
 def png_b64(image: Image.Image) -> str:
