@@ -139,3 +139,13 @@ def test_a_label_read_as_two_ocr_phrases_is_found_by_joining_them():
                       el("text", "Me!", (152, 300, 28, 16), source="ocr")])
     g = ground(Target(text="Click Me!"), Observation(elements=els, size=(1280, 800)))
     assert g.point == (140, 58) and g.element.attrs["joined"] == 2
+
+
+def test_wrapped_label_and_word_glued_by_punctuation():
+    els = assign_ids([el("text", "Click", (100, 50, 40, 16), source="ocr"), el("text", "Me!", (104, 68, 28, 16), source="ocr"),
+                      el("text", "scelerisque.Duis quisque", (10, 200, 240, 16), source="ocr",
+                         attrs={"words": [["scelerisque.Duis", 10, 200, 160, 16], ["quisque", 180, 200, 70, 16]]})])
+    o = Observation(elements=els, size=(1280, 800))
+    assert ground(Target(text="Click Me!"), o).element.attrs["joined"] == 2
+    g = ground(Target(text="Duis"), o)  # 'Duis' is the last 4 of 16 characters of the first word
+    assert g.point == (150, 208)

@@ -75,11 +75,12 @@ def text_score(want: str, el: UIElement) -> tuple[float, tuple[int, int] | None]
         return 1.0, None
     if t.replace(" ", "") == n.replace(" ", ""):  # OCR dropped or added a space ('FindPrevious')
         return 0.95, None
-    words = n.split()
-    tw = t.split()
-    for i in range(len(words) - len(tw) + 1):
-        if words[i : i + len(tw)] == tw:
-            return 0.85, _word_point(el, i, len(tw))
+    tw = re.findall(r"\w+", t)
+    toks = [(m.start(), m.end(), m.group().lower()) for m in re.finditer(r"\w+", el.name)]
+    if tw:
+        for i in range(len(toks) - len(tw) + 1):
+            if [x[2] for x in toks[i : i + len(tw)]] == tw:
+                return 0.85, _span_point(el, toks[i][0], toks[i + len(tw) - 1][1])
     if t in n:
         return 0.7 + 0.1 * len(t) / len(n), None
     r = fuzz.ratio(t, n)
@@ -90,16 +91,22 @@ def text_score(want: str, el: UIElement) -> tuple[float, tuple[int, int] | None]
     return 0.0, None
 
 
-def _word_point(el: UIElement, start: int, count: int) -> tuple[int, int] | None:
+def _span_point(el: UIElement, start: int, end: int) -> tuple[int, int] | None:
+    """Centre of characters start..end of an OCR line's name, from its word boxes (glyphs assumed even)."""
     words = el.attrs.get("words") or []
-    sel = words[start : start + count] if len(words) >= start + count else []
-    if not sel:
+    if not words or " ".join(str(w[0]) for w in words) != el.name:
         return None
-    x0 = min(w[1] for w in sel)
-    y0 = min(w[2] for w in sel)
-    x1 = max(w[1] + w[3] for w in sel)
-    y1 = max(w[2] + w[4] for w in sel)
-    return (x0 + x1) // 2, (y0 + y1) // 2
+    xs, ys, off = [], [], 0
+    for text, x, y, w, h in words:
+        text = str(text)
+        lo, hi = max(start, off), min(end, off + len(text))
+        if lo < hi:
+            xs += [x + w * (lo - off) / len(text), x + w * (hi - off) / len(text)]
+            ys += [y, y + h]
+        off += len(text) + 1
+    if not xs:
+        return None
+    return round((min(xs) + max(xs)) / 2), round((min(ys) + max(ys)) / 2)
 
 
 def spatial_score(el: UIElement, anchor: UIElement, relation: str) -> float:
@@ -198,10 +205,11 @@ def ground(target: Target, obs: Observation) -> Grounding:
                 continue
             score = score + 0.5 * sp if target.text else sp
         cands.append((score + _prefer(e), e, point or e.center))
-    if target.text and len(target.text.split()) > 1 and (not cands or max(c[0] for c in cands) < 0.9):
-        for joined in _joined_lines(pool):  # 'Click Me!' read as two phrases 'Click' and 'Me!'
+    best_plain = max((c[0] for c in cands), default=0.0)
+    if target.text and len(target.text.split()) > 1 and best_plain < 0.9 and not anchors:
+        for joined in _joined_lines(pool):  # 'Click Me!' read as two phrases, side by side or wrapped
             score, _ = text_score(target.text, joined)
-            if score >= 0.9 and not anchors:
+            if score > best_plain + TIE and score >= 0.6:
                 cands.append((score + _prefer(joined), joined, joined.center))
     if not cands:
         raise GroundingError(f"nothing on screen matches {target.describe()}" + _hint(target, obs))
@@ -228,18 +236,22 @@ def ground(target: Target, obs: Observation) -> Grounding:
 
 
 def _joined_lines(pool: list[UIElement]) -> list[UIElement]:
-    """OCR phrases joined with their right-hand neighbours on the same row (up to three)."""
+    """OCR phrases joined with the next phrase to their right, or wrapped onto the line below (up to 3)."""
     texts = sorted((e for e in pool if e.source == "ocr" and e.name), key=lambda e: (e.bbox[1] // 8, e.bbox[0]))
     out = []
     for first in texts:
         chain = [first]
         for _ in range(2):
             lx, ly, lw, lh = chain[-1].bbox
-            nxt = [b for b in texts if b.bbox[0] >= lx + lw - 2 and b.bbox[0] - (lx + lw) < 2 * max(lh, b.bbox[3])
-                   and abs((b.bbox[1] + b.bbox[3] / 2) - (ly + lh / 2)) < 0.5 * max(lh, b.bbox[3])]
-            if not nxt:
+            right = [b for b in texts if b.bbox[0] >= lx + lw - 2 and b.bbox[0] - (lx + lw) < 2 * max(lh, b.bbox[3])
+                     and abs((b.bbox[1] + b.bbox[3] / 2) - (ly + lh / 2)) < 0.5 * max(lh, b.bbox[3])]
+            fx, fw = first.bbox[0], max(c.bbox[0] + c.bbox[2] for c in chain) - first.bbox[0]
+            below = [b for b in texts if b not in chain and 0 <= b.bbox[1] - (ly + lh) < 0.8 * max(lh, b.bbox[3])
+                     and min(fx + fw, b.bbox[0] + b.bbox[2]) - max(fx, b.bbox[0]) > 0]
+            nxt = min(right, key=lambda b: b.bbox[0]) if right else (min(below, key=lambda b: b.bbox[1]) if below else None)
+            if nxt is None:
                 break
-            chain.append(min(nxt, key=lambda b: b.bbox[0]))
+            chain.append(nxt)
             x0, y0 = min(c.bbox[0] for c in chain), min(c.bbox[1] for c in chain)
             x1 = max(c.bbox[0] + c.bbox[2] for c in chain)
             y1 = max(c.bbox[1] + c.bbox[3] for c in chain)

@@ -20,6 +20,8 @@ from PIL import Image
 from cua.perception.elements import BBox, UIElement
 
 MAX_DET_SIDE = 2000  # detection input bound: 4K screens are downscaled for detection only
+SMALL_TEXT = 18  # px quad height (about 11 px glyphs): below it, read the image at 2x
+UPSCALE_MAX_AREA = 640 * 480  # ... only if the content is at most this big (bounded cost)
 BLANK_STD = 1.5  # a region whose pixel std is below this has no text
 GAP_FACTOR = 0.58  # split a line where glyphs are further apart than this x line height (word spaces ~0.3-0.5)
 ICON_GLYPHS = set("口回国区日田目四囗凹凸中□■")  # what the models read window buttons / icons as
@@ -305,10 +307,21 @@ def ocr(image: Image.Image | np.ndarray, region: BBox | None = None, words: bool
     img = np.ascontiguousarray(full[cy : cy + ch, cx : cx + cw])
     gray_crop = img.mean(axis=2)
     eng = engine()
+    up = 1
     with _lock:
         quads = _detect(eng, img, gray_crop)
         if len(quads) == 0:
             return []
+        heights = quads[:, :, 1].max(axis=1) - quads[:, :, 1].min(axis=1)
+        if float(np.median(heights)) < SMALL_TEXT and img.shape[0] * img.shape[1] <= UPSCALE_MAX_AREA:
+            import cv2  # small print (web pages at 100%, dense UIs): read it at twice the size
+
+            up = 2
+            img = cv2.resize(img, None, fx=up, fy=up, interpolation=cv2.INTER_CUBIC)
+            gray_crop = img.mean(axis=2)
+            quads = _detect(eng, img, gray_crop)
+            if len(quads) == 0:
+                return []
         quads = eng.sorted_boxes(quads)
         crops = eng.get_crop_img_list(img, quads)
         rec = _recognise(eng, crops)
@@ -323,6 +336,8 @@ def ocr(image: Image.Image | np.ndarray, region: BBox | None = None, words: bool
             q = np.asarray(quad)
             box = [q[:, 0].min(), q[:, 1].min(), q[:, 0].max(), q[:, 1].max()]
             phrases = [[(str(text).strip(), box)]]
+        if up != 1:
+            phrases = [[(t, [v / up for v in b]) for t, b in phrase] for phrase in phrases]
         for phrase in phrases:
             box = [min(b[0] for _, b in phrase), min(b[1] for _, b in phrase),
                    max(b[2] for _, b in phrase), max(b[3] for _, b in phrase)]

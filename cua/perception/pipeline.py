@@ -156,9 +156,7 @@ class Perceiver:
 
     def _vision(self, image: Image.Image, region: BBox | None) -> list[UIElement]:
         if self._detector is None:
-            from cua.perception.detect import Detector
-
-            self._detector = Detector()
+            self._detector = _shared_detector()
         if region is None:
             return self._detector.detect(image)
         x, y, w, h = region
@@ -168,6 +166,19 @@ class Perceiver:
         for e in found:
             e.bbox = (e.bbox[0] + x, e.bbox[1] + y, e.bbox[2], e.bbox[3])
         return found
+
+
+_DETECTOR = None
+
+
+def _shared_detector():
+    """One Detector per process (its model loads once; its fallback warning is logged once)."""
+    global _DETECTOR
+    if _DETECTOR is None:
+        from cua.perception.detect import Detector
+
+        _DETECTOR = Detector()
+    return _DETECTOR
 
 
 def _centre_inside(b: BBox, r: BBox) -> bool:
