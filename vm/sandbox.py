@@ -304,6 +304,11 @@ class Sandbox:
             return "(no log)"
 
     # -- life cycle -------------------------------------------------------------------------
+    @property
+    def home(self) -> Path:
+        """The app's fresh HOME (wiped and recreated by reset())."""
+        return Path(self.root) / "home"
+
     def alive(self) -> bool:
         """True while Xvfb runs."""
         return bool(self._procs) and self._procs[0].poll() is None
