@@ -270,3 +270,13 @@ def test_pointer_actions_send_the_right_mouse_events(env):
 def test_bad_options_are_refused_before_chromium_starts(spec, options, message):
     with pytest.raises(EnvError, match=message):
         make_env(spec, **options)
+
+
+def test_live_regions_keep_a_stable_name_and_carry_their_text_as_value(env):
+    page = ("data:text/html,<p>Clock: <span id=c role=timer>0</span></p><p>Hello <b>big</b> world</p>"
+            "<script>let n = 0; setInterval(() => { c.textContent = String(++n); }, 50);</script>")
+    assert env.act(Goto(url=page)).ok
+    timers = [e for e in env.observe().elements if e.role == "timer"]
+    assert len(timers) == 1 and timers[0].name == "" and timers[0].value.isdigit()
+    names = {e.name for e in env.observe().elements}
+    assert "Clock:" in names and "Hello big world" in names and "big" in names

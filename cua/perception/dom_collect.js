@@ -20,6 +20,7 @@
     gridcell: 'table cell', cell: 'table cell', row: 'table row', columnheader: 'column header',
     progressbar: 'progress bar', tooltip: 'tool tip', alert: 'alert', status: 'status bar',
     listitem: 'list item', scrollbar: 'scroll bar', toolbar: 'tool bar', label: 'label',
+    timer: 'timer', marquee: 'marquee', log: 'log', math: 'math',
   };
   const TEXT_INPUTS = new Set(['text', 'email', 'password', 'search', 'tel', 'url', 'number', 'date',
     'datetime-local', 'month', 'week', 'time', '']);
@@ -30,7 +31,10 @@
   // that are not themselves operable.
   const CONTAINERS = new Set(['list box', 'menu', 'menu bar', 'page tab list', 'tool bar', 'dialog',
     'table row', 'scroll bar', 'status bar', 'alert']);
-  const PASSIVE = new Set(['heading', 'label', 'image', 'dialog', 'tool tip', 'alert', 'status bar', 'progress bar']);
+  // Live regions: their text changes on its own, so it is their value, not their name (stable signatures).
+  const LIVE = new Set(['timer', 'marquee', 'log', 'status bar', 'progress bar']);
+  for (const r of LIVE) CONTAINERS.add(r);
+  const PASSIVE = new Set(['heading', 'label', 'image', 'dialog', 'tool tip', 'alert', 'math', ...LIVE]);
   const INLINE = new Set(['SPAN', 'B', 'I', 'EM', 'STRONG', 'A', 'CODE', 'SMALL', 'SUB', 'SUP', 'U', 'MARK',
     'FONT', 'BR', 'ABBR', 'KBD', 'Q', 'S', 'TIME', 'LABEL', 'CITE', 'WBR']);
   const CLICK_EVENTS = ['click', 'mousedown', 'mouseup', 'dblclick'];
@@ -182,7 +186,9 @@
     let l = Infinity, t = Infinity, r = -Infinity, b = -Infinity, text = '';
     const own = Array.from(el.childNodes).filter(c => c.nodeType === 3 && c.nodeValue.trim());
     if (!own.length) return null;
-    const inline = Array.from(el.children).every(c => INLINE.has(c.tagName));
+    // Whole sentence when the children are plain inline formatting; a child with an id or a role is
+    // addressed on its own (a clock, a counter) and would make the parent's text volatile.
+    const inline = Array.from(el.children).every(c => INLINE.has(c.tagName) && !c.id && !c.hasAttribute('role'));
     for (const c of inline && el.children.length ? [el] : own) {
       const range = el.ownerDocument.createRange();
       range.selectNodeContents(c);
@@ -211,7 +217,8 @@
     Object.assign(attrs, extra || {});
     out.push({role, name, bbox: [Math.round(x), Math.round(y), Math.max(1, Math.round(w)), Math.max(1, Math.round(h))],
       states: passive ? [] : statesOf(el, tag, role, ctx.root),
-      value: passive ? null : valueOf(el, tag, role), path: ctx.path.slice(-6), attrs});
+      value: passive ? (LIVE.has(role) ? clean(el.innerText, 500) : null) : valueOf(el, tag, role),
+      path: ctx.path.slice(-6), attrs});
   }
 
   function pathEntry(el, tag) {
