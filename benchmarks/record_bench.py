@@ -191,7 +191,7 @@ def main() -> int:
         t.add_column(c)
     bl = res["baseline_listener"]
     t.add_row(f"events captured of {n} @ {rate:.0f}/s", f"{b['captured']} (lost {b['lost']}, order "
-              f"{'kept' if b['order_kept'] else 'BROKEN'})", f"{bl['captured']} bare listener",
+              f"{'kept' if b['order_kept'] else 'BROKEN'})", f"{bl['captured']} two bare listeners (order {'kept' if bl['order_kept'] else 'broken'})",
               f"{b['captured'] / max(1, bl['captured']):.3f}", "0 lost, order kept")
     t.add_row("CPU % of one core @ 5 fps", f"{res['cpu']['recorder_pct']:.1f}", f"{res['cpu']['bare_grab_pct']:.1f}"
               " bare grab", str(res["cpu"]["ratio"]), "<= 25%")

@@ -1,10 +1,11 @@
 """Capture a human demonstration on an X11 display: input events, frames, elements, windows.
 
-Threads: two pynput listeners (mouse, keyboard; they stamp each event with the X server time
-so both devices share one order), a frame thread (mss at `fps`, into a ring of recent frames
-and the H.264 video) and a processing thread that orders events, attaches the pre-action
-frame, the element under the pointer / in focus and the active window, masks password input,
-and hands rows to the store. Times are seconds on one monotonic clock since the start.
+Threads: one pynput listener whose XRecord context takes keys and pointer together (so events
+keep the server's order), a frame thread (mss at `fps` into a ring of recent frames and the
+H.264 video, with the active window read before each grab), an element probe (AT-SPI or DOM
+snapshots, recorder/probes.py) and an events thread (recorder/events.py) that attaches the
+pre-action frame, element and window to each event, masks password input and hands rows to the
+store. Times are seconds on one monotonic clock since the start.
 """
 
 from __future__ import annotations
@@ -97,7 +98,7 @@ class Recorder:
         self.t0 = 0.0
         self.frame_seq = 0
         self.errors: list[str] = []
-        self.stats = {"injected_seen": 0, "dropped": 0}
+        self.stats: dict[str, Any] = {}
 
     @classmethod
     def for_env(cls, env: Any, out: Path | str, **options: Any) -> Recorder:
