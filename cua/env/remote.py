@@ -177,15 +177,18 @@ class RemoteEnv(EnvBase):
         r = self.request("POST", "/act", json=sent.model_dump(mode="json", exclude_none=True))
         return ActionResult.model_validate(r.json())
 
+    def screenshot_bytes(self, fmt: str = "jpeg", scale: float = 1.0, quality: int = 85, reuse: bool = True) -> bytes:
+        """The encoded screen (JPEG or PNG bytes), e.g. to stream or store without decoding."""
+        params = {"format": fmt, "scale": scale, "quality": quality, "reuse": str(reuse).lower()}
+        return self.request("GET", "/screenshot", params=params).content
+
     def screenshot(self, fmt: str = "jpeg", scale: float = 1.0, quality: int = 85, reuse: bool = True):
-        """Only the screen image (no perception): fast polling."""
+        """Only the screen image (no perception), decoded: fast polling."""
         import io
 
         from PIL import Image
 
-        params = {"format": fmt, "scale": scale, "quality": quality, "reuse": str(reuse).lower()}
-        r = self.request("GET", "/screenshot", params=params)
-        img = Image.open(io.BytesIO(r.content))
+        img = Image.open(io.BytesIO(self.screenshot_bytes(fmt, scale, quality, reuse)))
         img.load()
         return img
 
