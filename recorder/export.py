@@ -42,20 +42,18 @@ def uitars_action(action: Action) -> str:
     def box(x, y):
         return f"'({x},{y})'"
 
-    if k == "click":
+    if k == "click":  # UI-TARS has no triple or middle click: extra keywords that parse back
         if d.get("button") == "right":
             return f"right_single(start_box={box(d['x'], d['y'])})"
-        return (
-            f"click(start_box={box(d['x'], d['y'])})"
-            if d.get("clicks", 1) == 1
-            else f"left_triple(start_box={box(d['x'], d['y'])})"
-        )
+        extra = ", clicks=3" if d.get("clicks", 1) == 3 else ""
+        extra += ", button='middle'" if d.get("button") == "middle" else ""
+        return f"click(start_box={box(d['x'], d['y'])}{extra})"
     if k == "double_click":
         return f"left_double(start_box={box(d['x'], d['y'])})"
     if k == "right_click":
         return f"right_single(start_box={box(d['x'], d['y'])})"
     if k == "move":
-        return f"hover(start_box={box(d['x'], d['y'])})"
+        return f"move(start_box={box(d['x'], d['y'])})"
     if k == "drag":
         return f"drag(start_box={box(d['x'], d['y'])}, end_box={box(d['to_x'], d['to_y'])})"
     if k == "scroll":

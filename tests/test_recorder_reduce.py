@@ -237,8 +237,11 @@ def test_agent_trajectory_element_ids_become_points_with_elements(tmp_path):
 
     w = TrajectoryWriter(tmp_path / "t", TrajectoryMeta(task="ok it", env="sandbox:mousepad"))
     els = [{"id": "e3", "role": "push button", "name": "OK", "bbox": [10, 10, 20, 10], "source": "a11y"}]
-    w.add(action={"kind": "click", "element_id": "e3"}, result={"action": {}, "point": [21, 16]},
-          extra={"elements": els})
+    w.add(
+        action={"kind": "click", "element_id": "e3"},
+        result={"action": {}, "point": [21, 16]},
+        extra={"elements": els},
+    )
     w.add(action={"kind": "type", "text": "x"}, result={"action": {}})
     w.add(action={"kind": "done", "message": "ok"})
     w.finish("success")
@@ -248,3 +251,72 @@ def test_agent_trajectory_element_ids_become_points_with_elements(tmp_path):
         {"kind": "type", "text": "x"},
     ]
     assert d.steps[0].element["name"] == "OK" and d.kind == "trajectory" and d.complete
+
+
+def test_uitars_strings_parse_back_to_the_same_actions():
+    from cua.actions import (
+        Click,
+        DoubleClick,
+        Drag,
+        Hotkey,
+        Key,
+        Move,
+        RightClick,
+        Scroll,
+        Type,
+        parse_action,
+    )
+    from recorder.export import uitars_action
+
+    same = [
+        Click(x=1, y=2),
+        Click(x=1, y=2, clicks=3),
+        Click(x=1, y=2, button="middle"),
+        DoubleClick(x=3, y=4),
+        RightClick(x=5, y=6),
+        Move(x=7, y=8),
+        Drag(x=1, y=2, to_x=3, to_y=4),
+        Type(text="it's\nok"),
+        Hotkey(keys=["ctrl", "shift", "s"]),
+    ]
+    for a in same:
+        assert parse_action(uitars_action(a), "uitars").to_json() == a.to_json(), uitars_action(a)
+    assert parse_action(uitars_action(Key(key="enter")), "uitars").to_json() == {
+        "kind": "hotkey",
+        "keys": ["enter"],
+    }
+    s = parse_action(
+        uitars_action(Scroll(x=5, y=6, dy=3)), "uitars"
+    )  # UI-TARS scrolls carry a direction only
+    assert (s.x, s.y, s.dy > 0, s.dx) == (5, 6, True, 0)
+
+
+def test_dataset_split_by_episode(tmp_path):
+    from recorder.demo import load_demo
+    from recorder.export import export_dataset
+
+    for n in range(4):
+        w = SessionWriter(
+            tmp_path / f"r{n}", {"task": f"task {n}", "env": "desktop", "screen_size": [64, 48]}
+        )
+        w.frame(0, 0.0)
+        w.keyframe(0, Image.new("RGB", (64, 48), "white"))
+        for i, c in enumerate("ab"):
+            w.event({"t": i * 0.1, "kind": "press", "x": 5 + i * 20, "y": 5, "button": "left", "frame": 0})
+            w.event(
+                {
+                    "t": i * 0.1 + 0.01,
+                    "kind": "release",
+                    "x": 5 + i * 20,
+                    "y": 5,
+                    "button": "left",
+                    "frame": 0,
+                }
+            )
+        w.close()
+    demos = [load_demo(tmp_path / f"r{n}") for n in range(4)]
+    counts = export_dataset(demos, tmp_path / "ds", "openai-chat", val_fraction=0.25, seed=1)
+    assert counts == {"train": 6, "val": 2, "skipped_no_frame": 0}
+    val = [json.loads(x) for x in (tmp_path / "ds" / "val.jsonl").read_text().splitlines()]
+    assert len({r["id"].split("_")[0] for r in val}) == 1  # both steps of one episode, none split apart
+    assert "by episode" in (tmp_path / "ds" / "README.md").read_text()
