@@ -187,3 +187,22 @@ def test_cli_act_clicks_search_through_grounding(tmp_path):
     assert result["ok"] and result["changed"] and result["point"][1] < 60
     data = json.loads((out / "observation.json").read_text())
     assert "Find" in [e["name"] for e in data["elements"] if e["role"] == "menu item"]
+
+
+def test_a_killed_owner_leaves_no_orphans():
+    code = ("import sys, time; from vm.sandbox import Sandbox; sb = Sandbox('mousepad'); "
+            "print(sb.marker, sb.root, flush=True); time.sleep(600)")
+    owner = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        marker, root = owner.stdout.readline().split()
+        assert pids_with_marker(marker)
+        owner.kill()  # no close(), no finalizers: the guard process must clean up
+        owner.wait(timeout=10)
+        deadline = time.monotonic() + 20
+        while (pids_with_marker(marker) or Path(root).exists()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not pids_with_marker(marker) and not Path(root).exists()
+    finally:
+        if owner.poll() is None:
+            owner.kill()
+        owner.stdout.close()

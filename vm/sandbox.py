@@ -20,6 +20,7 @@ import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -136,11 +137,45 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _cleanup(procs: list, marker: str, root: str) -> None:
+# Runs in a separate tiny process: when its stdin closes (our process exited, even by SIGKILL),
+# it kills whatever still carries the sandbox's marker and removes the temporary tree.
+GUARD = """
+import os, shutil, signal, sys
+sys.stdin.buffer.read()
+needle = ("CUA_SANDBOX_ID=" + sys.argv[1]).encode()
+for _ in range(3):
+    for pid in [p for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()]:
+        try:
+            with open("/proc/%s/environ" % pid, "rb") as fh:
+                if needle in fh.read().split(b"\\0"):
+                    os.kill(int(pid), signal.SIGKILL)
+        except OSError:
+            pass
+shutil.rmtree(sys.argv[2], ignore_errors=True)
+"""
+
+
+def _start_guard(marker: str, root: str) -> subprocess.Popen | None:
+    """A watchdog that cleans up after us if this process dies without close()."""
+    env = {k: v for k, v in os.environ.items() if k != "CUA_SANDBOX_ID"}
+    try:
+        return subprocess.Popen([sys.executable, "-c", GUARD, marker, root], stdin=subprocess.PIPE,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                                start_new_session=True)
+    except OSError:
+        return None
+
+
+def _cleanup(procs: list, marker: str, root: str, guard: subprocess.Popen | None) -> None:
     for p in reversed(procs):
         _kill_group(p)
     _kill_marked(marker)
     shutil.rmtree(root, ignore_errors=True)
+    if guard is not None:
+        with contextlib.suppress(OSError):
+            guard.stdin.close()  # nothing left for it to do; it exits at once
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            guard.wait(timeout=5)
 
 
 class Sandbox:
@@ -170,7 +205,8 @@ class Sandbox:
         self.display = ""
         self.env: dict[str, str] = {}
         self._x = None
-        self._finalizer = weakref.finalize(self, _cleanup, self._procs, self.marker, self.root)
+        self._guard = _start_guard(self.marker, self.root)
+        self._finalizer = weakref.finalize(self, _cleanup, self._procs, self.marker, self.root, self._guard)
         try:
             self._start_desktop()
             self._start_app()
