@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import threading
@@ -280,3 +282,16 @@ def test_live_regions_keep_a_stable_name_and_carry_their_text_as_value(env):
     assert len(timers) == 1 and timers[0].name == "" and timers[0].value.isdigit()
     names = {e.name for e in env.observe().elements}
     assert "Clock:" in names and "Hello big world" in names and "big" in names
+
+
+def test_a_killed_chromium_gives_a_clear_error_and_reset_restarts_it(site):
+    e = BrowserEnv(f"{site}page2.html", sources="dom")
+    try:
+        os.kill(chromium_pids(e.tag)[0], signal.SIGKILL)
+        with pytest.raises(EnvError, match="Chromium has exited"):
+            e.observe()
+        o = e.reset()
+        assert any(el.name == "Second page" for el in o.elements)
+    finally:
+        e.close()
+    assert not chromium_pids(e.tag)

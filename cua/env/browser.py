@@ -102,10 +102,11 @@ class BrowserEnv(EnvBase):
         executable = find_chromium(chromium)
         try:
             self._pw = acquire_driver()
-            self._browser = self._pw.chromium.launch(
+            self._launch = lambda: self._pw.chromium.launch(
                 executable_path=executable, headless=headless,
                 args=[*CHROMIUM_ARGS, f"--cua-env-tag={self.tag}"], timeout=60_000,
             )
+            self._browser = self._launch()
             self._new_context()
             if self.url != "about:blank":
                 self._goto(self.url)
@@ -124,6 +125,8 @@ class BrowserEnv(EnvBase):
                            "the thread that created it: create, use and close the env on one thread")
         if self.page is None:
             raise EnvError("this BrowserEnv is closed; create a new one")
+        if not self._browser.is_connected():
+            raise EnvError("Chromium has exited (crashed or was killed); reset() starts a new one")
 
     def _new_context(self) -> None:
         if self._context is not None:
@@ -158,7 +161,10 @@ class BrowserEnv(EnvBase):
                 self.page = open_pages[-1]
 
     def reset(self) -> Observation:
-        """A fresh browser context (no cookies, storage or history) at the start URL."""
+        """A fresh browser context (no cookies, storage or history) at the start URL; restarts a dead Chromium."""
+        if self._browser is not None and not self._browser.is_connected():
+            self._context = None
+            self._browser = self._launch()
         self._check_thread()
         self._new_context()
         self._perceiver = None
@@ -213,6 +219,7 @@ class BrowserEnv(EnvBase):
         try:
             png = self.page.screenshot(type="png", timeout=self.load_timeout * 1000)
         except Exception as e:  # noqa: BLE001
+            self._check_thread()  # a dead Chromium gets its own message
             raise EnvError(f"screenshot of {self.page.url} failed: {str(e).splitlines()[0]}") from None
         image = Image.open(io.BytesIO(png)).convert("RGB")
         timings["screenshot"] = time.perf_counter() - t0
