@@ -246,7 +246,8 @@ def _joined_lines(pool: list[UIElement]) -> list[UIElement]:
             right = [b for b in texts if b.bbox[0] >= lx + lw - 2 and b.bbox[0] - (lx + lw) < 2 * max(lh, b.bbox[3])
                      and abs((b.bbox[1] + b.bbox[3] / 2) - (ly + lh / 2)) < 0.5 * max(lh, b.bbox[3])]
             fx, fw = first.bbox[0], max(c.bbox[0] + c.bbox[2] for c in chain) - first.bbox[0]
-            below = [b for b in texts if b not in chain and 0 <= b.bbox[1] - (ly + lh) < 0.8 * max(lh, b.bbox[3])
+            below = [b for b in texts if b not in chain and b.bbox[1] > ly + lh / 2
+                     and -0.4 * lh <= b.bbox[1] - (ly + lh) < 0.8 * max(lh, b.bbox[3])
                      and min(fx + fw, b.bbox[0] + b.bbox[2]) - max(fx, b.bbox[0]) > 0]
             nxt = min(right, key=lambda b: b.bbox[0]) if right else (min(below, key=lambda b: b.bbox[1]) if below else None)
             if nxt is None:
