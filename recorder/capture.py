@@ -25,6 +25,7 @@ from PIL import Image
 
 from recorder.events import EventState, WindowProbe
 from recorder.privacy import blur_regions, scrub_identity
+from recorder.reduce import gtk_thresholds
 from recorder.store import RecordingError, SessionWriter, VideoWriter
 
 
@@ -80,6 +81,7 @@ class Recorder:
         self.out, self.display, self.task, self.env_spec, self.fps = Path(out), display, task, env_spec, fps
         self.probe, self.scrub = probe, scrub
         self.x_env = {k: v for k, v in (x_env or {}).items() if k in ("DISPLAY", "XAUTHORITY")}
+        self.x_env_all = dict(x_env or {})
         self.stop_combo, self.pause_combo = parse_hotkey(stop_hotkey), parse_hotkey(pause_hotkey)
         self.hotkeys = {"stop": stop_hotkey, "pause": pause_hotkey}
         self.on_status = on_status or (lambda s: None)
@@ -156,6 +158,7 @@ class Recorder:
                     "hotkeys": self.hotkeys,
                     "video": "video.mp4",
                     "privacy": {"password_fields": "masked+blurred", "scrub": self.scrub},
+                    "thresholds": gtk_thresholds(self.x_env_all.get("XDG_CONFIG_HOME")),
                 }
             ),
         )

@@ -85,7 +85,7 @@ def _from_recording(path: Path) -> Demo:
         return load
 
     steps = []
-    for i, a in enumerate(reduce_events(events)):
+    for i, a in enumerate(reduce_events(events, s.manifest.get("thresholds"))):
         steps.append(
             DemoStep(
                 index=i,

@@ -23,6 +23,31 @@ from cua.actions import Action, Click, DoubleClick, Drag, Hotkey, Key, Move, Rig
 DOUBLE_CLICK_S = 0.4
 DOUBLE_CLICK_PX = 5
 DRAG_PX = 8
+GTK_KEYS = {
+    "gtk-double-click-time": ("double_click_s", 0.001),
+    "gtk-double-click-distance": ("double_click_px", 1),
+    "gtk-dnd-drag-threshold": ("drag_px", 1),
+}
+
+
+def gtk_thresholds(config_home: str | None = None) -> dict[str, float]:
+    """Click/drag thresholds of the desktop: GTK's settings.ini under `config_home`, else GTK defaults."""
+    import configparser
+    import os
+
+    out = {"double_click_s": DOUBLE_CLICK_S, "double_click_px": DOUBLE_CLICK_PX, "drag_px": DRAG_PX}
+    home = config_home or os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+    cp = configparser.ConfigParser()
+    try:
+        cp.read(os.path.join(home, "gtk-3.0", "settings.ini"))
+        for key, (name, scale) in GTK_KEYS.items():
+            if cp.has_option("Settings", key):
+                out[name] = float(cp.get("Settings", key)) * scale
+    except (configparser.Error, ValueError, OSError):
+        pass
+    return out
+
+
 SCROLL_GAP_S = 0.6
 SCROLL_PX = 24
 HOVER_S = 0.8
@@ -63,7 +88,11 @@ def _data(ev: dict[str, Any]) -> dict[str, Any]:
 
 
 class _Reducer:
-    def __init__(self) -> None:
+    def __init__(self, thresholds: dict[str, float] | None = None) -> None:
+        th = thresholds or {}
+        self.dc_s = float(th.get("double_click_s", DOUBLE_CLICK_S))
+        self.dc_px = float(th.get("double_click_px", DOUBLE_CLICK_PX))
+        self.drag_px = float(th.get("drag_px", DRAG_PX))
         self.out: list[ReducedAction] = []
         self.held: list[str] = []  # modifiers currently down, in press order
         self.combo_used = False  # a non-modifier key was pressed while modifiers were held
@@ -145,7 +174,7 @@ class _Reducer:
         pointer_next = next_ev is not None and next_ev["kind"] in ("press", "scroll")
         if not pointer_next and dwell >= HOVER_S:
             x0, y0 = moves[0]["x"], moves[0]["y"]
-            if abs(last["x"] - x0) + abs(last["y"] - y0) >= DOUBLE_CLICK_PX or len(moves) > 1:
+            if abs(last["x"] - x0) + abs(last["y"] - y0) >= self.dc_px or len(moves) > 1:
                 self.flush_text()
                 self.emit(Move(x=last["x"], y=last["y"]), seqs, last)
                 return []
@@ -163,7 +192,7 @@ class _Reducer:
         if kind == "move":
             if self.press is not None:
                 self.press_moves.append(ev["seq"])
-                if max(abs(ev["x"] - self.press["x"]), abs(ev["y"] - self.press["y"])) >= DRAG_PX:
+                if max(abs(ev["x"] - self.press["x"]), abs(ev["y"] - self.press["y"])) >= self.drag_px:
                     self.dragging = True
             else:
                 self.moves.append(ev)
@@ -176,9 +205,9 @@ class _Reducer:
             c = self.pending_click
             if c is not None and not (
                 c["button"] == ev["button"]
-                and ev["t"] - c["t"] <= DOUBLE_CLICK_S
-                and abs(ev["x"] - c["x"]) <= DOUBLE_CLICK_PX
-                and abs(ev["y"] - c["y"]) <= DOUBLE_CLICK_PX
+                and ev["t"] - c["t"] <= self.dc_s
+                and abs(ev["x"] - c["x"]) <= self.dc_px
+                and abs(ev["y"] - c["y"]) <= self.dc_px
             ):
                 self.flush_click()
             self.press = {**ev, "carried": carried}
@@ -285,9 +314,14 @@ class _Reducer:
             self.emit(Key(key=key), [ev["seq"]], ev)
 
 
-def reduce_events(events: Iterable[dict[str, Any]]) -> list[ReducedAction]:
-    """Turn raw event rows (ordered by seq) into semantic actions, in order."""
-    r = _Reducer()
+def reduce_events(
+    events: Iterable[dict[str, Any]], thresholds: dict[str, float] | None = None
+) -> list[ReducedAction]:
+    """Turn raw event rows (ordered by seq) into semantic actions, in order.
+
+    `thresholds`: double_click_s, double_click_px, drag_px (a recording's manifest holds its desktop's).
+    """
+    r = _Reducer(thresholds)
     for ev in events:
         r.feed(ev)
     r.flush_all(None)

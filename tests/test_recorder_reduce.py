@@ -320,3 +320,20 @@ def test_dataset_split_by_episode(tmp_path):
     val = [json.loads(x) for x in (tmp_path / "ds" / "val.jsonl").read_text().splitlines()]
     assert len({r["id"].split("_")[0] for r in val}) == 1  # both steps of one episode, none split apart
     assert "by episode" in (tmp_path / "ds" / "README.md").read_text()
+
+
+def test_click_thresholds_come_from_the_desktop_settings(tmp_path):
+    from recorder.reduce import gtk_thresholds
+
+    (tmp_path / "gtk-3.0").mkdir()
+    (tmp_path / "gtk-3.0" / "settings.ini").write_text("[Settings]\ngtk-double-click-time=200\n")
+    th = gtk_thresholds(str(tmp_path))
+    assert th == {"double_click_s": 0.2, "double_click_px": 5, "drag_px": 8}
+    s = (
+        Stream()
+        .click(10, 10)
+        .add("press", 0.3, x=10, y=10, button="left")
+        .add("release", 0.01, x=10, y=10, button="left")
+    )
+    assert [a.action.kind for a in reduce_events(s.rows)] == ["double_click"]  # GTK default: 400 ms
+    assert [a.action.kind for a in reduce_events(s.rows, th)] == ["click", "click"]
