@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cua.actions import Click, Target
+from cua.actions import Click, Key, Target, Type
 from cua.env import EnvError, make_env
 from cua.eval.miniwob import MiniWoBTask, list_tasks
 
@@ -61,3 +61,15 @@ def test_instructions_differ_across_tasks_and_seeds(env):
     b = MiniWoBTask("enter-text", seed=2).start(env)
     assert a and b and a != b
     assert "Enter" in a or "enter" in a.lower()
+
+
+def test_a_select_lists_its_options_and_takes_keyboard_choice(env):
+    task = MiniWoBTask("choose-list", seed=1)
+    want = task.start(env).split("Select ")[1].split(" from")[0]
+    select = next(e for e in env.observe().elements if e.role == "combo box")
+    assert want in select.attrs["options"] and select.value != want
+    assert env.act(Click(element_id=select.id)).ok
+    assert env.act(Type(text=want)).ok and env.act(Key(key="enter")).ok
+    assert next(e for e in env.observe().elements if e.role == "combo box").value == want
+    assert env.act(Click(target=Target(text="Submit", role="push button"))).ok
+    assert task.reward(env) > 0

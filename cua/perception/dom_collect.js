@@ -214,6 +214,7 @@
     if (tag === 'A' && el.href) attrs.href = String(el.href).slice(0, 300);
     if (tag === 'INPUT') attrs.type = (el.getAttribute('type') || 'text').toLowerCase();
     if (el.id) attrs.dom_id = el.id;
+    if (tag === 'SELECT') attrs.options = Array.from(el.options).slice(0, 50).map(o => clean(o.text, 80));
     Object.assign(attrs, extra || {});
     out.push({role, name, bbox: [Math.round(x), Math.round(y), Math.max(1, Math.round(w)), Math.max(1, Math.round(h))],
       states: passive ? [] : statesOf(el, tag, role, ctx.root),
