@@ -119,13 +119,13 @@ class BrowserEnv(EnvBase):
                            "Check `chromium --version` works, or set CUA_CHROMIUM") from None
 
     # ---- lifecycle -------------------------------------------------------------------------
-    def _check_thread(self) -> None:
+    def _check_thread(self, alive: bool = True) -> None:
         if threading.get_ident() != self._thread:
             raise EnvError("BrowserEnv was used from another thread; Playwright's sync API is bound to "
                            "the thread that created it: create, use and close the env on one thread")
         if self.page is None:
             raise EnvError("this BrowserEnv is closed; create a new one")
-        if not self._browser.is_connected():
+        if alive and not self._browser.is_connected():
             raise EnvError("Chromium has exited (crashed or was killed); reset() starts a new one")
 
     def _new_context(self) -> None:
@@ -162,10 +162,10 @@ class BrowserEnv(EnvBase):
 
     def reset(self) -> Observation:
         """A fresh browser context (no cookies, storage or history) at the start URL; restarts a dead Chromium."""
-        if self._browser is not None and not self._browser.is_connected():
+        self._check_thread(alive=False)
+        if not self._browser.is_connected():
             self._context = None
             self._browser = self._launch()
-        self._check_thread()
         self._new_context()
         self._perceiver = None
         if self.url != "about:blank":
