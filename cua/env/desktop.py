@@ -190,7 +190,7 @@ class DesktopEnv(EnvBase):
         t2 = time.monotonic()
         trace: dict[str, float] = {}
         s = wait_settled(self._grab, timeout=self.settle_timeout, stable_for=self._stable_for(action),
-                         before=before, first_change=self._first_change(), trace=trace)
+                         before=before, first_change=self._first_change(action), trace=trace)
         t3 = time.monotonic()
         if "reaction" in trace:
             self._reactions.append(trace["reaction"] + (t2 - t1))
@@ -202,14 +202,16 @@ class DesktopEnv(EnvBase):
         return ActionResult(action=done, ok=True, point=point, changed=s.changed, settled=s.settled,
                             timings={"act": t2 - t1, "settle": t3 - t2, "total": t3 - t0})
 
-    def _first_change(self) -> float:
+    def _first_change(self, action: Any) -> float:
         """How long to wait for a first reaction: 3x the app's recent median reaction, within [floor, 1.5 s].
 
-        A loaded machine or a slow app gets more time; an idle one keeps the short floor.
+        A loaded machine or a slow app gets more time; an idle one keeps the short floor. Typing almost
+        always redraws something but may first load fonts (emoji, CJK), so it gets a longer floor.
         """
+        floor = {"type": 1.0, "key": 0.4, "hotkey": 0.4}.get(action.kind, self.first_change)
         if not self._reactions:  # no history yet: first menus/dialogs are built lazily, give them time
-            return max(self.first_change, 0.6)
-        return min(1.5, max(self.first_change, 3 * statistics.median(self._reactions)))
+            return max(floor, 0.6)
+        return min(1.5, max(floor, 3 * statistics.median(self._reactions)))
 
     def _stable_for(self, action: Any) -> float:
         """Long typed text keeps an app busy: require a longer quiet window (up to 0.3 s)."""
