@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -171,30 +172,33 @@ def miniwob_part(n_tasks: int, seeds: int, fns: dict, progress: Progress) -> dic
 
 
 def speed_part(screens: dict, reps: int) -> dict:
-    """Cold full perception of the closed screen, then incremental after the menu opened; vs cold of the open one."""
+    """Cold full perception of the closed screen, then incremental after the menu opened; baseline:
+    a cold read of the open-menu screen. Also with ocr_named=False (no OCR inside a11y-named leaves)."""
     from cua.perception import ocr as ocr_mod
     from cua.perception.pipeline import Perceiver
 
     closed, opened = screens["closed"], screens["menu"]
-    rows: dict[str, list[float]] = {"cold": [], "incremental": [], "cold_menu": [], "cold_cpu": [], "incremental_cpu": []}
+    rows: dict[str, list[float]] = {}
+
+    def timed(key: str, fn) -> None:
+        c0, t0 = time.process_time(), time.perf_counter()
+        fn()
+        rows.setdefault(key, []).append(time.perf_counter() - t0)
+        rows.setdefault(key + "_cpu", []).append(time.process_time() - c0)
+
     for _ in range(reps):
-        ocr_mod.clear_cache()
-        p = Perceiver("a11y,ocr")
-        c0, t0 = time.process_time(), time.perf_counter()
-        p.perceive(closed["image"], closed["a11y"])
-        rows["cold"].append(time.perf_counter() - t0)
-        rows["cold_cpu"].append(time.process_time() - c0)
-        c0, t0 = time.process_time(), time.perf_counter()
-        p.perceive(opened["image"], opened["a11y"])
-        rows["incremental"].append(time.perf_counter() - t0)
-        rows["incremental_cpu"].append(time.process_time() - c0)
-        ocr_mod.clear_cache()
-        t0 = time.perf_counter()
-        Perceiver("a11y,ocr", incremental=False).perceive(opened["image"], opened["a11y"])
-        rows["cold_menu"].append(time.perf_counter() - t0)
+        for tag, named in (("", True), ("lean_", False)):
+            ocr_mod.clear_cache()
+            p = Perceiver("a11y,ocr", ocr_named=named)
+            timed(tag + "cold", lambda p=p: p.perceive(closed["image"], closed["a11y"]))
+            timed(tag + "incremental", lambda p=p: p.perceive(opened["image"], opened["a11y"]))
+            ocr_mod.clear_cache()
+            cold = Perceiver("a11y,ocr", incremental=False, ocr_named=named)
+            timed(tag + "cold_menu", lambda c=cold: c.perceive(opened["image"], opened["a11y"]))
     med = {k: statistics.median(v) for k, v in rows.items()}
     med["incremental_vs_cold_menu"] = med["incremental"] / med["cold_menu"]
-    return {"reps": reps, "median_s": med, "all_s": rows}
+    med["lean_incremental_vs_cold_menu"] = med["lean_incremental"] / med["lean_cold_menu"]
+    return {"reps": reps, "median_s": med, "all_s": rows, "load_avg": os.getloadavg()}
 
 
 def mousepad_part(screens: dict, fns: dict) -> dict:
@@ -214,7 +218,9 @@ def main() -> None:
     ap.add_argument("--out", default="bench-results/perception.json")
     ap.add_argument("--tasks", type=int, default=None)
     ap.add_argument("--seeds", type=int, default=None)
+    ap.add_argument("--parts", default="speed,mousepad,miniwob", help="comma list of speed, mousepad, miniwob")
     args = ap.parse_args()
+    parts = {p.strip() for p in args.parts.split(",")}
     n_tasks = args.tasks or (8 if args.quick else 32)
     seeds = args.seeds or (1 if args.quick else 5)
     reps = 2 if args.quick else 7
@@ -224,15 +230,19 @@ def main() -> None:
     from cua.perception.detect import Detector
 
     backend = Detector().backend  # 'onnx' (trained model) or 'cv' (classic fallback)
-    console = Console()
+    console = Console(width=max(110, Console().width))
     fns = engines(vision)
     result: dict = {"vision_model": vision, "detector_backend": backend, "quick": args.quick}
     with Progress(console=console) as progress:
-        screens = mousepad_screens(progress)
-        result["speed"] = speed_part(screens, reps)
-        result["mousepad"] = mousepad_part(screens, fns)
-        result["mousepad_a11y"] = any(s["a11y"] for s in screens.values())
-        result["miniwob"] = miniwob_part(n_tasks, seeds, fns, progress)
+        if parts & {"speed", "mousepad"}:
+            screens = mousepad_screens(progress)
+            result["mousepad_a11y"] = any(s["a11y"] for s in screens.values())
+        if "speed" in parts:
+            result["speed"] = speed_part(screens, reps)
+        if "mousepad" in parts:
+            result["mousepad"] = mousepad_part(screens, fns)
+        if "miniwob" in parts:
+            result["miniwob"] = miniwob_part(n_tasks, seeds, fns, progress)
     print_tables(console, result)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -241,30 +251,46 @@ def main() -> None:
 
 
 def print_tables(console: Console, r: dict) -> None:
+    if "speed" in r:
+        print_speed(console, r)
+    for part, title in (("miniwob", "MiniWoB++ vision-only grounding"), ("mousepad", "mousepad vs AT-SPI boxes")):
+        if part in r:
+            print_accuracy(console, r, part, title)
+
+
+def print_speed(console: Console, r: dict) -> None:
     sp = r["speed"]["median_s"]
     t = Table(title="Perception speed, 1280x800 mousepad (median seconds)")
     for c in ("stage", "wall", "cpu", "target"):
         t.add_column(c)
-    t.add_row("cold full (a11y+ocr)", f"{sp['cold']:.3f}", f"{sp['cold_cpu']:.3f}", "<= 0.800")
-    t.add_row("incremental after opening a menu", f"{sp['incremental']:.3f}", f"{sp['incremental_cpu']:.3f}", "<= 0.150")
-    t.add_row("baseline: cold full of the menu screen", f"{sp['cold_menu']:.3f}", "", "")
-    t.add_row("ratio incremental / cold", f"{sp['incremental_vs_cold_menu']:.2f}", "", "")
+    for tag, label in (("", ""), ("lean_", " [ocr_named=False]")):
+        t.add_row(f"cold full (a11y+ocr){label}", f"{sp[tag + 'cold']:.3f}", f"{sp[tag + 'cold_cpu']:.3f}", "<= 0.800")
+        t.add_row(f"incremental after opening a menu{label}", f"{sp[tag + 'incremental']:.3f}",
+                  f"{sp[tag + 'incremental_cpu']:.3f}", "<= 0.150")
+        t.add_row(f"baseline: cold full of the menu screen{label}", f"{sp[tag + 'cold_menu']:.3f}",
+                  f"{sp[tag + 'cold_menu_cpu']:.3f}", "")
+        t.add_row(f"ratio incremental / cold menu{label}", f"{sp[tag + 'incremental_vs_cold_menu']:.2f}", "", "")
+    la = r["speed"].get("load_avg")
+    if la:
+        t.caption = f"machine load average during the run: {la[0]:.1f} (2 cores shared); cpu = process CPU seconds"
     console.print(t)
-    for part, title in (("miniwob", "MiniWoB++ vision-only grounding"), ("mousepad", "mousepad vs AT-SPI boxes")):
-        data = r[part]["engines"] if part == "miniwob" else r[part]
-        if not data:
-            console.print(f"[yellow]{title}: not measured (no AT-SPI boxes)")
-            continue
-        t = Table(title=title + (f" ({r['miniwob']['pages']} pages)" if part == "miniwob" else ""))
-        for c in ("ocr", "text acc", "hits/total", "ambiguous", "not found", "outside", "icon recall", "median s/screen"):
-            t.add_column(c)
-        for name, e in data.items():
-            acc = e["text_hits"] / max(1, e["text_total"])
-            icon = f"{e['icon_found']}/{e['icon_total']}" if e["icon_total"] else "-"
-            t.add_row(name, f"{acc:.1%}", f"{e['text_hits']}/{e['text_total']}", str(e["ambiguous"]),
-                      str(e["not_found"]), str(e["outside"]), icon, f"{statistics.median(e['seconds'] or [0]):.3f}")
-            e["text_accuracy"] = acc
-        console.print(t)
+
+
+def print_accuracy(console: Console, r: dict, part: str, title: str) -> None:
+    data = r[part]["engines"] if part == "miniwob" else r[part]
+    if not data:
+        console.print(f"[yellow]{title}: not measured (no AT-SPI boxes)")
+        return
+    t = Table(title=title + (f" ({r['miniwob']['pages']} pages)" if part == "miniwob" else ""))
+    for c in ("ocr", "text acc", "hits/total", "ambiguous", "not found", "outside", "icon recall", "median s/screen"):
+        t.add_column(c)
+    for name, e in data.items():
+        acc = e["text_hits"] / max(1, e["text_total"])
+        icon = f"{e['icon_found']}/{e['icon_total']}" if e["icon_total"] else "-"
+        t.add_row(name, f"{acc:.1%}", f"{e['text_hits']}/{e['text_total']}", str(e["ambiguous"]),
+                  str(e["not_found"]), str(e["outside"]), icon, f"{statistics.median(e['seconds'] or [0]):.3f}")
+        e["text_accuracy"] = acc
+    console.print(t)
 
 
 if __name__ == "__main__":

@@ -54,3 +54,14 @@ def test_size_change_or_reset_reads_everything():
     p.reset()
     p.perceive(small, [])
     assert p.last_regions == [(0, 0, 640, 400)]
+
+
+def test_ocr_named_false_skips_text_the_structured_source_already_names():
+    a11y = [el("menu", "Search", (330, 102, 60, 26)), el("label", "Saved to disk", (215, 395, 110, 26))]
+    full, _ = Perceiver("a11y,ocr", incremental=False).perceive(app_window(), a11y)
+    lean, _ = Perceiver("a11y,ocr", incremental=False, ocr_named=False).perceive(app_window(), a11y)
+    by_name = {e.name: e for e in full}
+    assert by_name["Search"].attrs.get("sources") == ["a11y", "ocr"]
+    lean_names = {e.name: e for e in lean}
+    assert "sources" not in lean_names["Search"].attrs and "sources" not in lean_names["Saved to disk"].attrs
+    assert {"File", "Edit", "View"} <= set(lean_names)  # text no structured element names is still read

@@ -260,6 +260,19 @@ def _segments(chars: list[str], cboxes: list[Any], splits: list[float]) -> list[
     return phrases
 
 
+def _unskipped(quads: np.ndarray, skip: list[BBox], dx: int, dy: int, up: int) -> np.ndarray:
+    """Quads (image coords, scaled by `up`) not lying mostly inside any skip box (screen coords)."""
+    keep = []
+    for q in quads:
+        x0, x1 = q[:, 0].min() / up + dx, q[:, 0].max() / up + dx
+        y0, y1 = q[:, 1].min() / up + dy, q[:, 1].max() / up + dy
+        a = max(1.0, (x1 - x0) * (y1 - y0))
+        inside = any(max(0.0, min(x1, sx + sw) - max(x0, sx)) * max(0.0, min(y1, sy + sh) - max(y0, sy)) >= 0.8 * a
+                     for sx, sy, sw, sh in skip)
+        keep.append(not inside)
+    return quads[np.asarray(keep, bool)].reshape(-1, 4, 2)
+
+
 def _junk(text: str, score: float) -> bool:
     """Icons read as text: lone punctuation, box-like glyphs, low-confidence 1-2 character reads."""
     t = "".join(text.split())
@@ -278,10 +291,11 @@ def _element(text: str, box: list[float], conf: float, dx: int, dy: int, level: 
 
 
 def ocr(image: Image.Image | np.ndarray, region: BBox | None = None, words: bool = False,
-        min_score: float = 0.5) -> list[UIElement]:
+        min_score: float = 0.5, skip: list[BBox] | None = None) -> list[UIElement]:
     """Text elements (role 'text', source 'ocr') in screen coordinates, top-to-bottom then left-to-right.
 
-    `region` (x, y, w, h) limits the work to part of the image; `words=True` adds word-level elements.
+    `region` (x, y, w, h) limits the work to part of the image; `words=True` adds word-level elements;
+    text lines lying inside a `skip` box (screen coordinates) are detected but not recognised.
     Example: ocr(Image.open("screen.png"))[0].name -> 'File'
     """
     full = _to_bgr(image)
@@ -320,6 +334,10 @@ def ocr(image: Image.Image | np.ndarray, region: BBox | None = None, words: bool
             img = cv2.resize(img, None, fx=up, fy=up, interpolation=cv2.INTER_CUBIC)
             gray_crop = img.mean(axis=2)
             quads = _detect(eng, img, gray_crop)
+            if len(quads) == 0:
+                return []
+        if skip:
+            quads = _unskipped(quads, skip, cx + ox, cy + oy, up)
             if len(quads) == 0:
                 return []
         quads = eng.sorted_boxes(quads)

@@ -28,6 +28,8 @@ from cua.perception.tiles import (
 
 KNOWN_SOURCES = ("a11y", "dom", "ocr", "vision")
 FULL_RERUN_FRACTION = 0.5  # when more than this share of tiles changed, perceive the whole frame again
+NAMED_LEAVES = {"menu item", "check menu item", "radio menu item", "menu", "push button", "toggle button",
+                "page tab", "check box", "radio button", "label", "link", "list item"}
 MARGIN = 8  # px around a changed region, so text cut by the tile edge is read whole
 
 
@@ -63,8 +65,13 @@ class _Frame:
 class Perceiver:
     """Fuses structured elements with OCR (and vision) text/boxes; incremental across calls."""
 
-    def __init__(self, sources: str | list[str] = "auto", incremental: bool = True, tile: int = TILE) -> None:
+    def __init__(self, sources: str | list[str] = "auto", incremental: bool = True, tile: int = TILE,
+                 ocr_named: bool = True) -> None:
+        """`ocr_named=False`: do not re-read text inside named structured leaves (menu items, buttons...)
+        whose name already says it: faster, but OCR no longer confirms those names or reads shortcuts."""
         self.sources, auto = parse_sources(sources)
+        self.ocr_named = ocr_named
+        self._skip: list[BBox] = []
         if auto and not vision_model_available():
             self.sources.discard("vision")
         self.incremental = incremental
@@ -93,6 +100,8 @@ class Perceiver:
         vis_els: list[UIElement] = []
         if "ocr" in self.sources:
             t = time.perf_counter()
+            self._skip = [] if self.ocr_named else [e.bbox for e in structured if e.name.strip()
+                                                      and e.role in NAMED_LEAVES and e.bbox[2] > 0]
             ocr_els = self._run(self._ocr, image, regions, prev.ocr if prev else [], size)
             timings["ocr"] = time.perf_counter() - t
         if "vision" in self.sources:
@@ -148,11 +157,10 @@ class Perceiver:
             kept.extend(e for e in fn(image, r) if _centre_inside(e.bbox, r))
         return kept
 
-    @staticmethod
-    def _ocr(image: Image.Image, region: BBox | None) -> list[UIElement]:
+    def _ocr(self, image: Image.Image, region: BBox | None) -> list[UIElement]:
         from cua.perception.ocr import ocr
 
-        return ocr(image, region=region)
+        return ocr(image, region=region, skip=self._skip)
 
     def _vision(self, image: Image.Image, region: BBox | None) -> list[UIElement]:
         if self._detector is None:
