@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
+from rich.console import Console
+from rich.table import Table
 
 SIZE = (1280, 800)
 
@@ -85,8 +85,13 @@ def burst(display: str, n: int, rate: float, tmp: Path) -> dict:
     got = _captured(Session(tmp / "burst").events())
     want = script(n)
     lost = len(want) - sum(1 for w in want if w in set(got))
-    return {"injected": n, "captured": len(got), "lost": max(0, lost), "order_kept": got == want,
-            "stop_to_complete_s": stats["stop_to_complete_s"]}
+    return {
+        "injected": n,
+        "captured": len(got),
+        "lost": max(0, lost),
+        "order_kept": got == want,
+        "stop_to_complete_s": stats["stop_to_complete_s"],
+    }
 
 
 def bare_listener(display: str, n: int, rate: float) -> dict:
@@ -97,8 +102,10 @@ def bare_listener(display: str, n: int, rate: float) -> dict:
     xdo_home(display)
     got: list[tuple] = []
     m = mouse.Listener(on_move=lambda x, y, *a: got.append(("move", int(x), int(y))))
-    k = keyboard.Listener(on_press=lambda key, *a: got.append(("key_down", getattr(key, "char", None))),
-                          on_release=lambda key, *a: got.append(("key_up", getattr(key, "char", None))))
+    k = keyboard.Listener(
+        on_press=lambda key, *a: got.append(("key_down", getattr(key, "char", None))),
+        on_release=lambda key, *a: got.append(("key_up", getattr(key, "char", None))),
+    )
     for lst in (m, k):
         lst.start()
         lst.wait()
@@ -115,8 +122,10 @@ def xdo_home(display: str) -> None:
 
 def cpu_run(display: str, seconds: float, fps: float, tmp: Path, bare: bool) -> dict:
     """CPU share of one core used by the recorder (or a bare grab loop) while mousepad is typed into."""
-    typer = subprocess.Popen(["xdotool", "type", "--delay", "200", "lorem ipsum dolor sit amet " * 40],
-                             env={**os.environ, "DISPLAY": display})
+    typer = subprocess.Popen(
+        ["xdotool", "type", "--delay", "200", "lorem ipsum dolor sit amet " * 40],
+        env={**os.environ, "DISPLAY": display},
+    )
     try:
         c0, w0 = time.process_time(), time.monotonic()
         if bare:
@@ -164,8 +173,12 @@ def main() -> int:
         with xvfb(SIZE) as display:
             res["baseline_listener"] = bare_listener(display, n, rate)
             res["burst"] = burst(display, n, rate, tmp)
-            app = subprocess.Popen(["mousepad"], env={**os.environ, "DISPLAY": display},
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            app = subprocess.Popen(
+                ["mousepad"],
+                env={**os.environ, "DISPLAY": display},
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
             time.sleep(2.0)  # benchmark set-up only: give mousepad time to map its window
             runs = [cpu_run(display, secs, 5.0, tmp / str(i), bare=False) for i in range(reps)]
             bases = [cpu_run(display, secs, 5.0, tmp, bare=True) for _ in range(reps)]
@@ -173,31 +186,54 @@ def main() -> int:
             base = statistics.median(r["cpu_pct"] for r in bases)
             mb = statistics.median(r["mb_per_min"] for r in runs)
             png_mb = _png_per_min(display, 5.0)
-            res["cpu"] = {"recorder_pct": round(cpu, 2), "bare_grab_pct": round(base, 2),
-                          "ratio": round(cpu / base, 2) if base else None, "runs": runs}
-            res["storage"] = {"mb_per_min": round(mb, 3), "png_per_frame_mb_per_min": round(png_mb, 2),
-                              "ratio": round(mb / png_mb, 4) if png_mb else None}
+            res["cpu"] = {
+                "recorder_pct": round(cpu, 2),
+                "bare_grab_pct": round(base, 2),
+                "ratio": round(cpu / base, 2) if base else None,
+                "runs": runs,
+            }
+            res["storage"] = {
+                "mb_per_min": round(mb, 3),
+                "png_per_frame_mb_per_min": round(png_mb, 2),
+                "ratio": round(mb / png_mb, 4) if png_mb else None,
+            }
     finally:
         if app is not None:
             app.terminate()
             app.wait(10)
         shutil.rmtree(tmp, ignore_errors=True)
     b = res["burst"]
-    targets = {"lost": b["lost"] == 0 and b["order_kept"], "cpu": res["cpu"]["recorder_pct"] <= 25,
-               "storage": res["storage"]["mb_per_min"] <= 15}
+    targets = {
+        "lost": b["lost"] == 0 and b["order_kept"],
+        "cpu": res["cpu"]["recorder_pct"] <= 25,
+        "storage": res["storage"]["mb_per_min"] <= 15,
+    }
     res["targets_met"] = targets
     t = Table(title="record_bench" + (" (quick)" if a.quick else ""))
     for c in ("metric", "recorder", "baseline", "ratio", "target"):
         t.add_column(c)
     bl = res["baseline_listener"]
-    t.add_row(f"events captured of {n} @ {rate:.0f}/s", f"{b['captured']} (lost {b['lost']}, order "
-              f"{'kept' if b['order_kept'] else 'BROKEN'})", f"{bl['captured']} two bare listeners (order {'kept' if bl['order_kept'] else 'broken'})",
-              f"{b['captured'] / max(1, bl['captured']):.3f}", "0 lost, order kept")
-    t.add_row("CPU % of one core @ 5 fps", f"{res['cpu']['recorder_pct']:.1f}", f"{res['cpu']['bare_grab_pct']:.1f}"
-              " bare grab", str(res["cpu"]["ratio"]), "<= 25%")
-    t.add_row("storage MB/min", f"{res['storage']['mb_per_min']:.2f}",
-              f"{res['storage']['png_per_frame_mb_per_min']:.1f} PNG/frame", str(res["storage"]["ratio"]),
-              "<= 15 MB/min")
+    t.add_row(
+        f"events captured of {n} @ {rate:.0f}/s",
+        f"{b['captured']} (lost {b['lost']}, order {'kept' if b['order_kept'] else 'BROKEN'})",
+        f"{bl['captured']} two bare listeners (order {'kept' if bl['order_kept'] else 'broken'})",
+        f"{b['captured'] / max(1, bl['captured']):.3f}",
+        "0 lost, order kept",
+    )
+    t.add_row(
+        "CPU % of one core @ 5 fps",
+        f"{res['cpu']['recorder_pct']:.1f}",
+        f"{res['cpu']['bare_grab_pct']:.1f} bare grab",
+        str(res["cpu"]["ratio"]),
+        "<= 25%",
+    )
+    t.add_row(
+        "storage MB/min",
+        f"{res['storage']['mb_per_min']:.2f}",
+        f"{res['storage']['png_per_frame_mb_per_min']:.1f} PNG/frame",
+        str(res["storage"]["ratio"]),
+        "<= 15 MB/min",
+    )
     t.add_row("stop -> complete flag (s)", f"{b['stop_to_complete_s']:.3f}", "-", "-", "-")
     con.print(t)
     a.out.parent.mkdir(parents=True, exist_ok=True)

@@ -28,7 +28,6 @@ from recorder.privacy import blur_regions, scrub_identity
 from recorder.reduce import gtk_thresholds
 from recorder.store import RecordingError, SessionWriter, VideoWriter
 
-
 PROBE_READY_S = 30.0
 
 
@@ -128,7 +127,7 @@ class Recorder:
             has_record = d.has_extension("RECORD")
             self.size = (d.screen().width_in_pixels, d.screen().height_in_pixels)
             d.close()
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - any Xlib failure means: cannot record
             raise RecordingError(
                 f"cannot open X display {self.display!r} ({e}); start the sandbox/desktop first "
                 "or pass the right --env"
@@ -143,7 +142,7 @@ class Recorder:
                 shot = grab.grab(grab.monitors[0])
                 if shot.width * shot.height == 0:
                     raise RecordingError("empty screen")
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - any mss failure means: cannot record
             raise RecordingError(f"cannot capture frames from display {self.display!r}: {e}") from None
         self.t0 = time.monotonic()
         self.writer = SessionWriter(
@@ -257,7 +256,7 @@ class Recorder:
             d.flush()
             d.sync()
             d.close()
-        except Exception:
+        except Exception:  # noqa: BLE001, S110 - the context may be gone: nothing to unblock
             pass
 
     def wait(self, duration: float | None = None) -> None:
@@ -287,7 +286,7 @@ class Recorder:
         try:
             with _grabber(self.display) as grab:
                 arr = np.asarray(grab.grab(grab.monitors[0]))
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - no final frame; the recording stays valid
             self.errors.append(f"final frame: {e}")
             return
         t = self.now()
@@ -309,7 +308,7 @@ class Recorder:
             wp = WindowProbe(self.display)
             window = wp.active()
             wp.close()
-        except Exception:
+        except Exception:  # noqa: BLE001, S110 - a title is optional at the end
             pass
         self.writer.event({"t": t, "kind": "end", "frame": seq, "data": scrub_identity({"window": window})})
 
@@ -337,7 +336,7 @@ class Recorder:
             self.video.close()
             self.video = None
 
-    def __enter__(self) -> Recorder:
+    def __enter__(self) -> Recorder:  # noqa: PYI034 - start() returns self
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -359,7 +358,7 @@ class Recorder:
                     window = win.active() if win is not None else None  # read before the grab
                     try:
                         arr = np.asarray(grab.grab(mon))  # BGRA, H x W x 4
-                    except Exception as e:
+                    except Exception as e:  # noqa: BLE001 - a lost frame grab ends frames, reported
                         self.errors.append(f"frame: {e}")
                         break
                     t = self.now()

@@ -61,7 +61,7 @@ class WindowProbe:
             title = name.value.decode("utf-8", "replace") if name else (win.get_wm_name() or "")
             cls = win.get_wm_class()
             return {"title": str(title), "app": (cls[1] if cls else "")}
-        except Exception:  # a window closing under us: report no window rather than fail the event
+        except Exception:  # noqa: BLE001 - a closing window: report none  # a window closing under us: report no window rather than fail the event
             return {"title": "", "app": ""}
 
     def close(self) -> None:
@@ -85,7 +85,7 @@ class EventState:
         self.window: tuple[float, dict] = (-1.0, {})
         try:
             self.win = WindowProbe(rec.display)
-        except Exception:
+        except Exception:  # noqa: BLE001 - no window titles, events still recorded
             self.win = None
 
     def close(self) -> None:
@@ -213,7 +213,7 @@ class EventState:
             return None
         try:
             return fn()
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - a failed lookup must not lose the event
             self.rec.errors.append(f"probe: {e}")
             return None
 

@@ -161,7 +161,7 @@ def export_dataset(
     out.mkdir(parents=True, exist_ok=True)
     (out / "images").mkdir(exist_ok=True)
     splits = _split(demos, [len(d.steps) for d in demos], val_fraction, seed)
-    files = {"train": open(out / "train.jsonl", "w"), "val": open(out / "val.jsonl", "w")}
+    files = {"train": open(out / "train.jsonl", "w"), "val": open(out / "val.jsonl", "w")}  # noqa: SIM115
     counts = {"train": 0, "val": 0, "skipped_no_frame": 0}
     sizes: set[tuple[int, int]] = set()
     try:

@@ -24,7 +24,7 @@ PASSWORD_ROLES = {"password text", "password", "password field"}
 
 def digits_re(min_digits: int = 6) -> re.Pattern[str]:
     """Runs of at least `min_digits` digits, allowing single spaces or dashes inside (card numbers)."""
-    return re.compile(r"\d(?:[ -]?\d){%d,}" % (min_digits - 1))
+    return re.compile(r"\d(?:[ -]?\d){" + str(min_digits - 1) + ",}")
 
 
 def is_password(element: dict[str, Any] | None) -> bool:

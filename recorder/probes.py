@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from recorder.store import RecordingError
@@ -194,7 +195,7 @@ class DomProbe(SnapshotProbe):
         port = None
         while port is None and time.monotonic() < deadline and not self.done.is_set():
             for f in glob.glob(self.port_file_glob):
-                text = open(f).read().split()
+                text = Path(f).read_text().split()
                 port = text[0] if text else None
             if port is None:
                 time.sleep(0.1)  # Chromium writes its DevTools port file once it listens

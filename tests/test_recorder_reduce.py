@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -192,7 +193,7 @@ def test_store_survives_sigkill(tmp_path):
 class _PasswordProbe:
     """Stands in for AT-SPI answers only: a login form whose focused field is a password field."""
 
-    field = {
+    field: ClassVar[dict] = {
         "role": "password text",
         "name": "Password",
         "bbox": [100, 200, 300, 30],

@@ -44,7 +44,7 @@ def demo1(tmp_path_factory):
         xdo(display, "mousemove", "640", "400", "click", "1")
         xdo(display, "type", "--delay", "30", TEXT)
         xdo(display, "key", "ctrl+alt+q")  # the stop hotkey
-        stdout, stderr = p.communicate(timeout=120)
+        _, stderr = p.communicate(timeout=120)
     finally:
         if p.poll() is None:
             p.kill()
@@ -72,7 +72,7 @@ def test_recording_has_elements_and_windows(demo1):
 
 
 def test_cli_replay_on_a_fresh_sandbox(demo1, tmp_path):
-    r = subprocess.run(
+    r = subprocess.run(  # noqa: PLW1510 - the return code is asserted
         [*CUA, "replay", str(demo1), "--env", "sandbox:mousepad", "--strict", "--out", str(tmp_path / "rt")],
         capture_output=True,
         text=True,
@@ -105,7 +105,7 @@ def test_replay_types_the_text_into_mousepad(demo1):
 
 
 def test_export_dataset_and_verified_skill(demo1, tmp_path):
-    r = subprocess.run(
+    r = subprocess.run(  # noqa: PLW1510 - the return code is asserted
         [*CUA, "export", str(demo1), "--format", "qwen-vl", "--out", str(tmp_path / "ds")],
         capture_output=True,
         text=True,
@@ -119,7 +119,7 @@ def test_export_dataset_and_verified_skill(demo1, tmp_path):
     ]
     assert len(rows) == 2 and all((tmp_path / "ds" / x["image"]).exists() for x in rows)
     db = tmp_path / "skills.db"
-    r = subprocess.run(
+    r = subprocess.run(  # noqa: PLW1510 - the return code is asserted
         [*CUA, "export", str(demo1), "--format", "skill", "--skills", str(db)],
         capture_output=True,
         text=True,
