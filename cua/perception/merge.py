@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
+import numpy as np
 from rapidfuzz import fuzz
 
 from cua.perception.elements import BBox, UIElement
@@ -65,25 +66,58 @@ def _visible(e: UIElement) -> bool:
     return e.bbox[2] > 0 and e.bbox[3] > 0
 
 
+class _Boxes:
+    """Vectorised box tests against many elements (pages can carry thousands of DOM nodes)."""
+
+    def __init__(self, els: list[UIElement]) -> None:
+        self.els = els
+        b = np.asarray([e.bbox for e in els], dtype=np.float64).reshape(-1, 4)
+        self.x0, self.y0, self.w, self.h = b.T
+        self.x1, self.y1 = self.x0 + self.w, self.y0 + self.h
+        self.area = self.w * self.h
+
+    def centre_in(self, bb: BBox) -> np.ndarray:
+        cx, cy = bb[0] + bb[2] / 2, bb[1] + bb[3] / 2
+        return (self.x0 <= cx) & (cx < self.x1) & (self.y0 <= cy) & (cy < self.y1)
+
+    def iou(self, bb: BBox) -> np.ndarray:
+        iw = np.minimum(self.x1, bb[0] + bb[2]) - np.maximum(self.x0, bb[0])
+        ih = np.minimum(self.y1, bb[1] + bb[3]) - np.maximum(self.y0, bb[1])
+        inter = np.clip(iw, 0, None) * np.clip(ih, 0, None)
+        union = self.area + bb[2] * bb[3] - inter
+        return np.where(union > 0, inter / np.maximum(union, 1e-9), 0.0)
+
+    def contains_all(self, other: _Boxes, slack: int = 2) -> np.ndarray:
+        """For a one-box _Boxes: which of `other`'s boxes lie inside it."""
+        x0, y0, x1, y1 = self.x0[0], self.y0[0], self.x1[0], self.y1[0]
+        return ((x0 - slack <= other.x0) & (y0 - slack <= other.y0)
+                & (other.x1 <= x1 + slack) & (other.y1 <= y1 + slack))
+
+    def contains(self, bb: BBox, slack: int = 2) -> np.ndarray:
+        return ((self.x0 - slack <= bb[0]) & (self.y0 - slack <= bb[1])
+                & (bb[0] + bb[2] <= self.x1 + slack) & (bb[1] + bb[3] <= self.y1 + slack))
+
+
 def merge(structured: Iterable[UIElement] = (), ocr: Iterable[UIElement] = (),
           vision: Iterable[UIElement] = ()) -> list[UIElement]:
     """One list: structured elements, OCR text not already covered, vision boxes not already covered."""
     out = [e.model_copy(deep=True) for e in structured]
-    boxed = [e for e in out if _visible(e)]
+    boxed = _Boxes([e for e in out if _visible(e)])
+    nameless = np.asarray([not e.name.strip() for e in boxed.els], dtype=bool)
     texts: list[UIElement] = []
     named_from_ocr: dict[int, list[UIElement]] = {}
     for t in ocr:
         if not t.name.strip():
             continue
-        twin = next((s for s in boxed if same_text(s.name, t.name)
-                     and (iou(s.bbox, t.bbox) > 0.1 or centre_in(s.bbox, t.bbox))), None)
+        near = np.flatnonzero(boxed.centre_in(t.bbox) | (boxed.iou(t.bbox) > 0.1))
+        twin = next((boxed.els[i] for i in near if same_text(boxed.els[i].name, t.name)), None)
         if twin is not None:  # the structured element already says this, at this place
             _seen_by(twin, "ocr")
             continue
-        holders = [s for s in boxed if not s.name.strip() and centre_in(s.bbox, t.bbox)
-                   and area(s.bbox) < NAMEABLE_AREA * max(1, area(t.bbox))]
-        if holders:
-            holder = min(holders, key=lambda s: area(s.bbox))
+        ok = nameless & boxed.centre_in(t.bbox) & (boxed.area < NAMEABLE_AREA * max(1, area(t.bbox)))
+        if ok.any():
+            idx = np.flatnonzero(ok)
+            holder = boxed.els[int(idx[np.argmin(boxed.area[idx])])]
             named_from_ocr.setdefault(id(holder), [holder]).append(t)
             continue
         texts.append(t.model_copy(deep=True))
@@ -95,14 +129,17 @@ def merge(structured: Iterable[UIElement] = (), ocr: Iterable[UIElement] = (),
         holder.signature = ""
         holder.model_post_init(None)
     out.extend(texts)
-    kept = [e for e in out if _visible(e)]
+    kept = _Boxes([e for e in out if _visible(e)])
+    structured_kept = np.asarray([e.source in STRUCTURED for e in kept.els], dtype=bool)
+    text_boxes = _Boxes(texts)
     for v in vision:
-        if any(iou(v.bbox, k.bbox) >= 0.5 for k in kept):
+        if (kept.iou(v.bbox) >= 0.5).any():
             continue
-        if any(k.source in STRUCTURED and contains(k.bbox, v.bbox) and area(k.bbox) < 2 * area(v.bbox) for k in kept):
+        if (structured_kept & kept.contains(v.bbox) & (kept.area < 2 * area(v.bbox))).any():
             continue
         v = v.model_copy(deep=True)
-        inside = sorted((t for t in texts if contains(v.bbox, t.bbox)), key=lambda t: (t.bbox[1] // 8, t.bbox[0]))
+        inside = [texts[i] for i in np.flatnonzero(_Boxes([v]).contains_all(text_boxes))] if texts else []
+        inside.sort(key=lambda t: (t.bbox[1] // 8, t.bbox[0]))
         if inside and not v.name:
             v.name = " ".join(t.name for t in inside)
         if v.role in ("", "unknown") and not v.name:
