@@ -148,7 +148,7 @@ def replay(
         table.add_row(
             str(s.index),
             s.action[:60],
-            s.method,
+            s.method if s.method != "none" else "-",
             mark[s.element_found],
             mark[s.same_effect],
             mark[s.ok] + (f" {s.error}" if s.error else ""),

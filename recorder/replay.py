@@ -59,6 +59,15 @@ class ReplayReport:
         }
 
 
+def env_label(env: Any) -> str:
+    """The env's ENV string (its spec()) where it has one, else its name."""
+    spec = getattr(env, "spec", None)
+    try:
+        return str(spec()) if callable(spec) else str(spec or getattr(env, "name", ""))
+    except Exception:  # noqa: BLE001 - a label must never fail a replay
+        return str(getattr(env, "name", ""))
+
+
 def _find(
     env: Any, obs: Observation, el: dict[str, Any] | None
 ) -> tuple[Observation, tuple[int, int] | None, str, bool | None]:
@@ -120,7 +129,7 @@ def replay_demo(
             )
         if on_step:
             on_step(rep[0])
-    return ReplayReport(source=str(demo.path), env=getattr(env, "name", ""), steps=reports)
+    return ReplayReport(source=str(demo.path), env=env_label(env), steps=reports)
 
 
 def _replay_step(demo: Demo, i: int, st: DemoStep, env: Any, obs: Observation, src, dst):
@@ -185,7 +194,7 @@ def replay_path(
             out,
             TrajectoryMeta(
                 task=demo.task,
-                env=getattr(env, "name", demo.env),
+                env=env_label(env) or demo.env,
                 model="replay",
                 source="replay",
                 screen_size=demo.screen_size,
