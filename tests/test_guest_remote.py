@@ -211,3 +211,14 @@ def test_cua_run_drives_the_guest(guest, remote, tmp_path):
     assert (tmp_path / "run" / "steps.jsonl").exists()
     texts = " ".join(f"{e.name} {e.value or ''}" for e in remote.observe().elements).lower()
     assert "agent-remote" in texts
+
+
+def test_reset_restores_the_start_state(remote):
+    """Last in the module: /reset gives a fresh app (the text typed by earlier tests is gone)."""
+    remote.act(parse_action('type("before-reset")'))
+    obs = remote.reset()
+    assert remote.last_obs is obs and obs.image().size == tuple(obs.size)
+    texts = " ".join(f"{e.name} {e.value or ''}" for e in remote.observe().elements).lower()
+    assert "before-reset" not in texts and "hello guest" not in texts
+    if IS_DESKTOP:
+        assert "mousepad" in obs.window_title.lower()
