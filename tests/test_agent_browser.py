@@ -201,6 +201,7 @@ def test_no_effect_step_stops_the_plan_and_replans(env, tmp_path, openai_server)
 
 
 def test_skill_runs_perceive_only_where_a_step_needs_grounding(env, tmp_path):
+    from cua.models.scripted import ScriptedModel
     from skills.library import SkillLibrary
     from skills.skill import Skill, SkillStep
 
@@ -214,3 +215,10 @@ def test_skill_runs_perceive_only_where_a_step_needs_grounding(env, tmp_path):
     assert res.outcome == "success", res.message
     assert env.evaluate("() => document.getElementById('q').value") == "abc"
     assert res.steps == 4 and res.perception_calls == 2  # before the click, and once at the end
+
+    # A model that plans the skill once: one model call, and the plan's screen serves the skill's first look.
+    _page(env, tmp_path)
+    model = ScriptedModel([{"plan": [{"skill": "fill_query", "args": {}}, {"kind": "done"}]}])
+    res = run_task("fill the query field", env, model=model, skills=db, out=tmp_path / "run2")
+    assert res.outcome == "success" and res.model_calls == 1 and res.perception_calls == 2, res
+    assert "fill_query" in model.prompts[0].text  # the verified skill was offered to the planner

@@ -67,16 +67,19 @@ class Executor:
         self.detect_no_effect = detect_no_effect
 
     def run(self, step: PlanStep, plan_obs: Observation, obs: Observation, observe_after: bool = True) -> StepOutcome:
-        return self.run_skill(step) if step.skill else self.run_action(step.action, plan_obs, obs, observe_after)
+        if step.skill:
+            return self.run_skill(step, obs)
+        return self.run_action(step.action, plan_obs, obs, observe_after)
 
-    def run_skill(self, step: PlanStep) -> StepOutcome:
+    def run_skill(self, step: PlanStep, obs: Observation | None = None) -> StepOutcome:
         from skills.runner import run_skill
 
         skill = self.library.get(step.skill) if self.library is not None else None
         if skill is None:
             return StepOutcome(False, self.env.observe(), f"skill {step.skill!r} is not in the library")
         self.env.context = f"skill {skill.name} v{skill.version}"
-        res = run_skill(skill, _SkillView(self.env, skill), step.args, self.library)
+        current = obs if obs is not None and self.env.last_obs is obs else None
+        res = run_skill(skill, _SkillView(self.env, skill, current), step.args, self.library)
         obs = res.observation if res.observation is not None else self.env.observe()
         return StepOutcome(res.ok, obs, res.error, results=list(res.steps))
 
@@ -126,17 +129,22 @@ def needs_screen(action: dict[str, Any] | Any) -> bool:
 class _SkillView:
     """The env as run_skill sees it: perceives only where a step needs grounding, and at the end.
 
-    run_skill observes after every step; when the next step is keyboard-only (no element to find),
-    the previous observation is handed back instead of perceiving a screen nobody will read.
+    run_skill observes first and after every step; the plan's current observation serves the first
+    look, and when the next step is keyboard-only (no element to find) the previous observation is
+    handed back instead of perceiving a screen nobody will read.
     """
 
-    def __init__(self, env: Any, skill: Any):
+    def __init__(self, env: Any, skill: Any, current: Observation | None = None):
         self.env = env
         self.need = [bool(s.skill) or needs_screen(s.action) for s in skill.steps]
         self.acted = 0
         self.cached: Observation | None = None
+        self.current = current  # the latest observation, still valid before the first action
 
     def observe(self) -> Observation:
+        if self.current is not None and self.acted == 0:
+            self.cached, self.current = self.current, None
+            return self.cached
         if self.cached is not None and 0 < self.acted < len(self.need) and not self.need[self.acted]:
             return self.cached
         self.cached = self.env.observe()
