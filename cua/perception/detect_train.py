@@ -18,6 +18,7 @@ import logging
 import math
 import random
 import time
+import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -233,18 +234,49 @@ def train(data: Path, ckpt: Path, minutes: float, epochs: int | None, batch: int
             "train_screens": len(items), "final_loss": round(float(np.mean(hist[-50:])), 4)}
 
 
-def export(ckpt: Path, onnx_path: Path) -> float:
-    """Export the checkpoint to ONNX (opset 17) and return the max |onnxruntime - torch| difference."""
+def recalibrate_bn(net, data: Path, screens: int = 64) -> None:
+    """Re-estimate BatchNorm statistics on whole training screens (what inference sees), not crop batches.
+
+    Running averages collected during training lag behind the fast-moving weights and come from
+    control-centred crops; without this the exported model's heatmaps come out several times too weak.
+    """
+    import torch
+
+    items = load_split(data, "train")
+    desktop = [it for it in items if it[2] != "miniwob"]
+    chosen = desktop[: screens // 4] + [it for it in items if it[2] == "miniwob"][: screens - min(len(desktop), screens // 4)]
+    for m in net.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.reset_running_stats()
+            m.momentum = None  # cumulative average over all the screens below
+    net.train()
+    with torch.no_grad():
+        for i in range(0, len(chosen), 4):
+            x = np.stack([c[0] for c in chosen[i:i + 4]]).astype(np.float32).transpose(0, 3, 1, 2) / 255.0
+            net(torch.from_numpy(x))
+    net.eval()
+
+
+def export(ckpt: Path, onnx_path: Path, data: Path | None = None) -> float:
+    """Export the checkpoint (BatchNorm re-estimated on `data` when given) to ONNX opset 17.
+
+    Returns the max |onnxruntime - torch| difference on a random input.
+    """
     import onnxruntime as ort
     import torch
 
+    torch.set_num_threads(2)
     net, Export = build_model(len(CLASSES))
     net.load_state_dict(torch.load(ckpt, map_location="cpu")["model"])
+    if data is not None:
+        recalibrate_bn(net, data)
     model = Export(net).eval()
     x = torch.rand(1, 3, INPUT_SIZE[1], INPUT_SIZE[0])
     onnx_path.parent.mkdir(parents=True, exist_ok=True)
-    torch.onnx.export(model, (x,), str(onnx_path), opset_version=17, input_names=["image"],
-                      output_names=["maps"], dynamic_axes={"image": {2: "height", 3: "width"}}, dynamo=False)
+    with warnings.catch_warnings():  # the TorchScript exporter is deprecated but needs no onnxscript
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, (x,), str(onnx_path), opset_version=17, input_names=["image"],
+                          output_names=["maps"], dynamic_axes={"image": {2: "height", 3: "width"}}, dynamo=False)
     with torch.no_grad():
         ref = model(x).numpy()
     got = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"]).run(None, {"image": x.numpy()})[0]
@@ -337,6 +369,7 @@ def main(argv: list[str] | None = None) -> int:
     stage = ap.add_mutually_exclusive_group()
     stage.add_argument("--collect-only", action="store_true", help="only collect screenshots and labels")
     stage.add_argument("--train-only", action="store_true", help="train + export + evaluate on collected data")
+    stage.add_argument("--export-only", action="store_true", help="export the checkpoint in --data, evaluate")
     stage.add_argument("--eval-only", action="store_true", help="only evaluate the model in --out")
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="dataset dir (default build/detector-data)")
     ap.add_argument("--out", type=Path, default=MODELS_DIR, help="where detector.onnx / detector.json go")
@@ -352,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     if args.quick:
         args.seeds, args.minutes = 2, min(args.minutes, 1.0)
-    if not (args.train_only or args.eval_only):
+    if not (args.train_only or args.eval_only or args.export_only):
         from rich.progress import Progress
 
         if (args.data / "labels.jsonl").exists():
@@ -375,8 +408,10 @@ def main(argv: list[str] | None = None) -> int:
     if not args.eval_only:
         args.out.mkdir(parents=True, exist_ok=True)
         ckpt = args.data / "detector.pt"
-        meta["training"] = train(args.data, ckpt, args.minutes, args.epochs, batch=args.batch, init=args.init, lr=args.lr)
-        meta["onnx_max_abs_diff"] = export(ckpt, onnx_path)
+        if not args.export_only:
+            meta["training"] = train(args.data, ckpt, args.minutes, args.epochs, batch=args.batch, init=args.init,
+                                     lr=args.lr)
+        meta["onnx_max_abs_diff"] = export(ckpt, onnx_path, args.data)
         log.info("exported %s (%.1f MB), max |onnx - torch| = %.2e", onnx_path,
                  onnx_path.stat().st_size / 1e6, meta["onnx_max_abs_diff"])
     from cua.perception.detect import Detector

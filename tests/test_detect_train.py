@@ -1,0 +1,51 @@
+"""`make train-detector` end to end on a tiny run: collect MiniWoB++ screens, train, export, evaluate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cua.perception.detect import Detector
+from cua.perception.detect_collect import VAL_TASKS, collect_miniwob, load_labels
+
+pytest.importorskip("torch", reason="training needs the `train` extra: pip install -e '.[train]'")
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory) -> Path:
+    data = tmp_path_factory.mktemp("detector-data")
+    n = collect_miniwob(data, seeds=2, only={"click-button", "enter-text"})
+    assert n == 4
+    return data
+
+
+def test_collected_labels_split_by_task(dataset):
+    recs = load_labels(dataset)
+    assert {r["task"] for r in recs if r["split"] == "val"} == {"click-button"} and "click-button" in VAL_TASKS
+    assert {r["task"] for r in recs if r["split"] == "train"} == {"enter-text"}
+    for r in recs:
+        assert Path(r["image"]).is_file() and r["size"] == [1280, 800]
+        assert r["boxes"] and all(len(b) == 5 and b[2] > 0 and b[3] > 0 for b in r["boxes"])
+
+
+def test_train_export_evaluate(dataset, tmp_path):
+    from cua.perception.detect_train import main
+
+    out = tmp_path / "model"
+    assert main(["--train-only", "--data", str(dataset), "--out", str(out), "--epochs", "2", "--batch", "2"]) == 0
+    meta = json.loads((out / "detector.json").read_text())
+    assert meta["training"]["steps"] == 2 and meta["training"]["train_screens"] == 2
+    assert meta["onnx_max_abs_diff"] < 1e-3  # onnxruntime agrees with torch
+    assert meta["dataset"] == {"train": 2, "val": 2}
+    assert set(meta["validation"]) >= {"onnx", "cv_fallback"} and "miniwob" in meta["validation"]["cv_fallback"]
+    det = Detector(out / "detector.onnx")
+    assert det.backend == "onnx" and det.score_threshold == meta["score_threshold"]
+
+
+def test_bad_data_dir_names_the_fix(tmp_path):
+    from cua.perception.detect_train import main
+
+    with pytest.raises(FileNotFoundError, match="--collect-only"):
+        main(["--train-only", "--data", str(tmp_path / "empty"), "--out", str(tmp_path / "m"), "--epochs", "1"])
