@@ -372,7 +372,9 @@ def main(argv: list[str] | None = None) -> int:
     stage.add_argument("--export-only", action="store_true", help="export the checkpoint in --data, evaluate")
     stage.add_argument("--eval-only", action="store_true", help="only evaluate the model in --out")
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="dataset dir (default build/detector-data)")
-    ap.add_argument("--out", type=Path, default=MODELS_DIR, help="where detector.onnx / detector.json go")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="where detector.onnx / detector.json go (default: the shipped cua/perception/models; "
+                         "build/detector-quick with --quick, so a smoke run never replaces the shipped model)")
     ap.add_argument("--seeds", type=int, default=10, help="variants per MiniWoB++ task")
     ap.add_argument("--minutes", type=float, default=15.0, help="training time budget")
     ap.add_argument("--epochs", type=int, default=None, help="stop after this many passes instead")
@@ -385,6 +387,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     if args.quick:
         args.seeds, args.minutes = 2, min(args.minutes, 1.0)
+    if args.out is None:
+        args.out = Path("build/detector-quick") if args.quick else MODELS_DIR
     if not (args.train_only or args.eval_only or args.export_only):
         from rich.progress import Progress
 
