@@ -86,7 +86,7 @@ def run_task(task: str, env: Any, model: str | Model | None = "none", skills: An
     model_name = model if isinstance(model, str) else getattr(model, "name", "none") if model else "none"
     library, own_lib = _open_library(skills)
     out_dir = Path(out) if out is not None else default_out(task)
-    env_name = env if isinstance(env, str) else getattr(env, "name", type(env).__name__)
+    env_name = env if isinstance(env, str) else _env_spec(env)
     writer = TrajectoryWriter(out_dir, TrajectoryMeta(task=task, env=str(env_name), model=str(model_name)))
     budget = Budget(max_steps=max_steps, max_seconds=max_seconds, max_cost=max_cost)
     stop = EmergencyStop(stop_hotkey)
@@ -139,6 +139,17 @@ def run_task(task: str, env: Any, model: str | Model | None = "none", skills: An
                       perception_calls=res.perception_calls, seconds=round(res.seconds, 3))
         res.report = _write_report(out_dir)
     return res
+
+
+def _env_spec(env: Any) -> str:
+    """'sandbox:mousepad'-style name of an env object (its spec() when it has one)."""
+    spec = getattr(env, "spec", None)
+    if callable(spec):
+        try:
+            return str(spec())
+        except Exception:  # noqa: BLE001 - a name is only a label
+            pass
+    return str(getattr(env, "name", type(env).__name__))
 
 
 def _write_report(out_dir: Path) -> Path | None:
