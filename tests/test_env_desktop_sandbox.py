@@ -99,6 +99,19 @@ def test_drag_selects_text_and_typing_replaces_it(env):
     assert eventually(env, lambda o: text_value(env) == "")
 
 
+def test_double_click_selects_a_word(env):
+    act(env, kind="type", text="one two three")
+    assert eventually(env, lambda o: text_value(env) == "one two three")
+    [field] = [e for e in env.observe().elements if e.role == "text" and "editable" in e.states]
+    x, y = field.bbox[0] + 3, field.bbox[1] + 8  # on the word "one"
+    assert act(env, kind="double_click", x=x, y=y).ok
+    act(env, kind="type", text="1")
+    assert eventually(env, lambda o: text_value(env) == "1 two three")
+    act(env, kind="hotkey", keys=["ctrl", "a"])
+    act(env, kind="key", key="delete")
+    assert eventually(env, lambda o: text_value(env) == "")
+
+
 def test_element_at_and_focused(env):
     obs = env.observe()
     [edit] = by_name(obs, "menu", "Edit")

@@ -222,7 +222,7 @@ class DesktopEnv(EnvBase):
         x, kind = self.x, action.kind
         if kind in ("click", "double_click", "right_click"):
             button = "right" if kind == "right_click" else getattr(action, "button", "left")
-            x.click(*point, button=button, count=2 if kind == "double_click" else 1)
+            x.click(*point, button=button, count=2 if kind == "double_click" else getattr(action, "clicks", 1))
         elif kind == "move":
             x.move(*point)
         elif kind in ("mouse_down", "mouse_up"):
