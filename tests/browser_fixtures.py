@@ -20,6 +20,7 @@ body { margin: 0; font: 16px sans-serif; }
 #frame { position: absolute; left: 600px; top: 300px; width: 300px; height: 150px; border: 5px solid black; }
 #host { position: absolute; left: 100px; top: 300px; }
 #form { position: absolute; left: 100px; top: 180px; }
+#xframe { position: absolute; left: 600px; top: 500px; width: 300px; height: 120px; border: 0; }
 </style></head><body>
 <button id="go" onclick="this.textContent = 'Clicked'">Press me</button>
 <div id="form">
@@ -38,8 +39,11 @@ body { margin: 0; font: 16px sans-serif; }
 <div id="overlay"></div>
 <div id="host"></div>
 <iframe id="frame" src="inner.html"></iframe>
+<iframe id="xframe" src="about:blank"></iframe>
 <script>
 const root = document.getElementById('host').attachShadow({mode: 'open'});
+// the same server under another host name: a cross-origin frame
+document.getElementById('xframe').src = location.href.replace('127.0.0.1', 'localhost').replace('index.html', 'inner.html');
 root.innerHTML = '<button id="sb" style="margin: 20px 0 0 30px; width: 90px; height: 30px">Shadow button</button>';
 </script>
 </body></html>"""

@@ -89,13 +89,19 @@ def test_invisible_offscreen_and_covered_elements_are_left_out(obs):
     assert not names & {"Hidden display", "Hidden visibility", "Hidden opacity", "Far below", "Covered"}
 
 
-def test_shadow_dom_and_iframe_elements_have_page_boxes(obs):
+def test_shadow_dom_and_iframe_elements_have_page_boxes(env, obs):
     sb = by_name(obs, "Shadow button")
     assert sb.bbox == (130, 320, 90, 30) and sb.attrs.get("shadow")
-    fb = by_name(obs, "Frame button")
-    # iframe at (600, 300) with a 5 px border; the button sits at (40, 50) inside it
-    assert fb.bbox == (645, 355, 110, 30) and fb.attrs.get("frame")
-    assert any(p.startswith("frame:") for p in fb.path)
+    boxes = {e.bbox: e for e in obs.elements if e.name == "Frame button"}
+    # same-origin iframe at (600, 300) with a 5 px border; the button sits at (40, 50) inside it
+    fb = boxes[(645, 355, 110, 30)]
+    assert fb.attrs.get("frame") and any(p.startswith("frame:") for p in fb.path)
+    # a cross-origin iframe (localhost vs 127.0.0.1) at (600, 500), no border: walked by its own evaluate
+    xb = boxes[(640, 550, 110, 30)]
+    assert xb.attrs.get("frame") == "#xframe" and xb.role == "push button"
+    assert env.act(Click(element_id=xb.id)).ok
+    xframe = next(f for f in env.page.frames if "localhost" in f.url)
+    assert xframe.evaluate("document.getElementById('ib').textContent") == "Frame clicked"
 
 
 def test_click_point_element_and_target_make_the_page_react(env, obs):
@@ -104,7 +110,7 @@ def test_click_point_element_and_target_make_the_page_react(env, obs):
     assert env.evaluate("document.getElementById('go').textContent") == "Clicked"
     after = env.observe()
     assert by_name(after, "Clicked").bbox == (100, 100, 120, 40)
-    r = env.act(Click(target=Target(text="Frame button")))
+    r = env.act(Click(target=Target(text="Frame button", nth=0)))  # two frames show one each
     assert r.ok and r.point == (700, 370)
     assert env.page.frame_locator("#frame").locator("#ib").text_content() == "Frame clicked"
 

@@ -6,8 +6,11 @@
   const t0 = performance.now();
   const maxNodes = opts.maxNodes || 20000, maxMs = opts.maxMs || 1500, maxEls = opts.maxElements || 3000;
   const hitTestMax = opts.hitTestMax || 1500;
-  const vw = window.innerWidth, vh = window.innerHeight;
-  const out = [];
+  // opts.base: set when run inside a cross-origin frame (offset, clip, path in the top page's terms).
+  const base = opts.base || {};
+  const vw = base.viewport ? base.viewport[0] : window.innerWidth;
+  const vh = base.viewport ? base.viewport[1] : window.innerHeight;
+  const out = [], remote = [];
   let visited = 0, partial = false, reason = null, hitTests = 0;
 
   const ARIA = {
@@ -233,8 +236,9 @@
   }
 
   // Walk with an explicit stack: [node, ctx, insideInteractive].
-  const topClip = {left: 0, top: 0, right: vw, bottom: vh};
-  const stack = [[document.documentElement, {root: document, ox: 0, oy: 0, clip: topClip, path: [], frame: null, shadow: false}, false]];
+  const topClip = base.clip || {left: 0, top: 0, right: vw, bottom: vh};
+  const stack = [[document.documentElement, {root: document, ox: base.ox || 0, oy: base.oy || 0, clip: topClip,
+    path: base.path || [], frame: base.frame || null, shadow: false}, false]];
   while (stack.length) {
     if ((++visited & 127) === 0 && performance.now() - t0 > maxMs) { partial = true; reason = 'time'; break; }
     if (visited > maxNodes) { partial = true; reason = 'nodes'; break; }
@@ -272,15 +276,18 @@
     if (tag === 'IFRAME' || tag === 'FRAME') {
       let doc = null;
       try { doc = el.contentDocument; } catch (e) { doc = null; }
-      if (doc && doc.documentElement && shown) {
+      if (shown) {
         const cs = getComputedStyle(el);
         const ox = ctx.ox + rect.left + el.clientLeft + parseFloat(cs.paddingLeft || 0);
         const oy = ctx.oy + rect.top + el.clientTop + parseFloat(cs.paddingTop || 0);
-        const fw = el.clientWidth, fh = el.clientHeight;
-        const clip = {left: Math.max(0, -ox), top: Math.max(0, -oy), right: Math.min(fw, vw - ox), bottom: Math.min(fh, vh - oy)};
+        const dx = ox - ctx.ox, dy = oy - ctx.oy;
+        const clip = {left: Math.max(0, ctx.clip.left - dx), top: Math.max(0, ctx.clip.top - dy),
+          right: Math.min(el.clientWidth, ctx.clip.right - dx), bottom: Math.min(el.clientHeight, ctx.clip.bottom - dy)};
         const fname = 'frame:' + clean(el.getAttribute('name') || el.getAttribute('title') || el.id || el.getAttribute('src') || '', 60);
-        stack.push([doc.documentElement, {root: doc, ox, oy, clip, path: childCtx.path.concat([fname]),
-          frame: (ctx.frame ? ctx.frame + '>' : '') + selectorOf(el), shadow: false}, false]);
+        const fctx = {ox, oy, clip, path: childCtx.path.concat([fname]), frame: (ctx.frame ? ctx.frame + '>' : '') + selectorOf(el)};
+        if (doc && doc.documentElement) stack.push([doc.documentElement, Object.assign({root: doc, shadow: false}, fctx), false]);
+        else if (!doc && clip.right > clip.left && clip.bottom > clip.top) // cross-origin: cua.perception.dom walks it
+          remote.push(Object.assign({x: ctx.ox + rect.left, y: ctx.oy + rect.top, src: el.src || ''}, fctx));
       }
       continue;
     }
@@ -292,5 +299,5 @@
       for (let i = sk.length - 1; i >= 0; i--) stack.push([sk[i], sctx, childInside]);
     }
   }
-  return {elements: out, partial, reason, visited, ms: performance.now() - t0, viewport: [vw, vh]};
+  return {elements: out, frames: remote, partial, reason, visited, ms: performance.now() - t0, viewport: [vw, vh]};
 }
