@@ -206,3 +206,18 @@ def test_a_killed_owner_leaves_no_orphans():
         if owner.poll() is None:
             owner.kill()
         owner.stdout.close()
+
+
+def test_desktop_env_reports_its_display_dying():
+    with Sandbox("mousepad") as sb:
+        env = DesktopEnv(display=sb.display, env_vars=sb.env, sources="a11y")
+        try:
+            env.observe()
+            os.killpg(sb._procs[0].pid, signal.SIGKILL)
+            sb._procs[0].wait(timeout=10)
+            t = time.monotonic()
+            with pytest.raises(EnvError, match=rf"display {sb.display} is gone"):
+                env.observe()
+            assert time.monotonic() - t < 10
+        finally:
+            env.close()
