@@ -174,10 +174,11 @@ def _replay(ep: Episode, out: Path) -> tuple[int, str | None, str | None]:
     src = Path(cfg.replay or "") / task.id
     if not src.exists():
         raise SetupError(f"no recording for task {task.id} at {src}")
-    from recorder.replay import replay
+    from recorder.replay import replay_path
 
-    rep = replay(src, ep.env, out=out)
-    return len(rep.steps), ("done" if rep.ok else "failure"), getattr(rep, "error", None)
+    rep = replay_path(src, ep.env, out=out)
+    errors = [f"step {s.index}: {s.error}" for s in rep.steps if s.error]
+    return len(rep.steps), ("done" if rep.ok else "failure"), "; ".join(errors) or None
 
 
 def _quiesce(env: Any, timeout: float = 3.0) -> None:
