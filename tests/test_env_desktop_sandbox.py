@@ -148,6 +148,17 @@ def test_scroll_and_right_click_run(env):
     assert eventually(env, lambda o: not menu_items(o))
 
 
+def test_a_modal_dialog_hides_the_window_it_blocks(env):
+    assert act(env, kind="hotkey", keys=["ctrl", "o"]).ok  # the modal Open File chooser
+    obs = eventually(env, lambda o: o if o.window_title == "Open File" else None)
+    assert obs is not None
+    roles = {e.role for e in obs.elements}
+    assert "file chooser" in roles and "push button" in roles
+    assert not [e for e in obs.elements if e.role == "menu" and e.name == "Search"]  # the frame takes no input
+    act(env, kind="key", key="esc")
+    assert eventually(env, lambda o: by_name(o, "menu", "Search"))
+
+
 def test_reset_gives_a_clean_app_with_stable_signatures(env):
     before = {e.signature for e in env.observe().elements if e.role == "menu"}
     act(env, kind="type", text="dirty")

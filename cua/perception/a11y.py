@@ -51,13 +51,26 @@ class A11ySnapshot:
     visited: int = 0
 
 
+def blocked_windows(nodes: list[dict]) -> set[str]:
+    """Windows a modal dialog blocks: while an app's active window is modal, its other windows take no input."""
+    modal = {(n.get("path") or [""])[0]: n.get("win") for n in nodes
+             if n.get("top") and {"active", "modal"} <= set(n.get("states", []))}
+    return {n.get("win") for n in nodes if n.get("top") and (n.get("path") or [""])[0] in modal
+            and n.get("win") != modal[(n.get("path") or [""])[0]]}
+
+
 def nodes_to_elements(nodes: list[dict], prefix: str = "a") -> list[UIElement]:
-    """Helper nodes -> UIElements with signatures that are unique within the snapshot (#2, #3 for repeats)."""
+    """Helper nodes -> UIElements with signatures that are unique within the snapshot (#2, #3 for repeats).
+
+    Unnamed layout containers are dropped, and so are the windows a modal dialog blocks (their
+    elements are showing but cannot be used until the dialog closes).
+    """
     out: list[UIElement] = []
     seen: dict[str, int] = {}
+    blocked = blocked_windows(nodes)
     for n in nodes:
         role, name = n.get("role", "unknown"), n.get("name", "")
-        if role in NOISE_ROLES and not name:
+        if (role in NOISE_ROLES and not name) or (blocked and n.get("win") in blocked):
             continue
         path = [p for p in n.get("path", []) if p]
         sig_name = "" if n.get("top") and role == "frame" else name  # window titles change; the role does not

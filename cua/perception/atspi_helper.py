@@ -97,12 +97,12 @@ class Walker:
             except Exception:  # noqa: BLE001, S112
                 continue
             for j in range(n_win - 1, -1, -1):
-                stack.append((app.get_child_at_index(j), path, aname, True, 0))
+                stack.append((app.get_child_at_index(j), path, aname, True, 0, f"{i}:{j}"))
         while stack:
             if visited >= max_nodes or time.monotonic() > deadline:
                 partial = True
                 break
-            node, path, aname, top, depth = stack.pop()
+            node, path, aname, top, depth, win = stack.pop()
             if node is None:
                 continue
             visited += 1
@@ -125,7 +125,7 @@ class Walker:
                 x1, y1 = min(box[0] + box[2], sw), min(box[1] + box[3], sh)
                 if x1 > x0 and y1 > y0:
                     nodes.append({"role": role, "name": name, "bbox": [x0, y0, x1 - x0, y1 - y0],
-                                  "states": states, "path": path, "top": top, "depth": depth,
+                                  "states": states, "path": path, "top": top, "depth": depth, "win": win,
                                   "value": self.value(node, role, states)})
             # ancestors for the signature: top-level windows by role only (titles change),
             # unnamed layout containers skipped
@@ -145,7 +145,7 @@ class Walker:
                     child = node.get_child_at_index(k)
                 except Exception:  # noqa: BLE001, S112
                     continue
-                stack.append((child, child_path, aname, False, depth + 1))
+                stack.append((child, child_path, aname, False, depth + 1, win))
         return {"nodes": nodes, "window_title": title or first_title, "app": app_name or first_app,
                 "partial": partial, "visited": visited}
 
