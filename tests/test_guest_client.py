@@ -89,3 +89,23 @@ def test_healthcheck_module(monkeypatch):
         assert main(["--port", str(port)]) == 0
         monkeypatch.setenv("CUA_TOKEN", "wrong-token-0123456789abcdef")
         assert main(["--port", str(port)]) == 1
+
+
+@pytest.mark.parametrize("fmt,scale", [("jpeg", 1.0), ("jpeg", 0.5), ("png", 1.0), ("png", 0.5)])
+def test_screen_encoding_keeps_colours_and_size(fmt, scale):
+    """BGRX grabs encode to the right colours (red stays red) at the requested scale."""
+    import io
+
+    from PIL import Image
+
+    from vm.guest.capture import encode_bgrx
+
+    w, h = 64, 40
+    px = bytearray()
+    for _y in range(h):
+        for x in range(w):
+            px += bytes((0, 0, 255, 0)) if x < w // 2 else bytes((255, 0, 0, 0))  # B,G,R,X: red | blue
+    img = Image.open(io.BytesIO(encode_bgrx((w, h), bytes(px), fmt, 90, scale))).convert("RGB")
+    assert img.size == (round(w * scale), round(h * scale))
+    left, right = img.getpixel((2, img.size[1] // 2)), img.getpixel((img.size[0] - 3, img.size[1] // 2))
+    assert left[0] > 200 and left[2] < 60 and right[2] > 200 and right[0] < 60

@@ -61,9 +61,32 @@ class EncodedScreens:
         params = (display, fmt, quality, scale)
         if reuse and self._last is not None and self._last[1] == params and self._last[0] == raw:
             return self._last[2]
-        data = encode_image(Image.frombytes("RGB", size, raw, "raw", "BGRX"), fmt, quality, scale)
+        data = encode_bgrx(size, raw, fmt, quality, scale)
         self._last = (raw, params, data)
         return data
+
+
+def encode_bgrx(size: tuple[int, int], raw: bytes, fmt: str, quality: int = 85, scale: float = 1.0) -> bytes:
+    """Encode an X screen grab (BGRX bytes): JPEG straight from BGRX with OpenCV (no channel shuffle,
+    about 2x faster than Pillow), PNG or no OpenCV through Pillow."""
+    from vm.guest.wire import encode_image
+
+    if fmt == "jpeg":
+        try:
+            import cv2
+            import numpy as np
+        except ImportError:
+            pass
+        else:
+            w, h = size
+            arr = np.frombuffer(raw, np.uint8).reshape(h, w, 4)
+            if scale != 1.0:
+                arr = cv2.resize(arr, (max(1, round(w * scale)), max(1, round(h * scale))),
+                                 interpolation=cv2.INTER_LINEAR)
+            ok, buf = cv2.imencode(".jpg", arr, [cv2.IMWRITE_JPEG_QUALITY, int(quality)])
+            if ok:
+                return buf.tobytes()
+    return encode_image(Image.frombytes("RGB", size, raw, "raw", "BGRX"), fmt, quality, scale)
 
 
 def grab_image(env: Any) -> Image.Image:
