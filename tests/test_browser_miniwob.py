@@ -43,7 +43,8 @@ def test_same_seed_same_instruction_and_right_button_scores(env):
     assert not any(e.name == "START" for e in obs.elements)  # the start cover is gone
     r = env.act(Click(target=Target(text=wanted_button(first), role="push button")))
     assert r.ok
-    assert task.done(env) and task.reward(env) > 0 and task.raw_reward(env) == 1.0
+    assert task.done(env) and task.reward(env) == task.raw_reward(env) == 1.0
+    assert 0.5 < task.time_scaled_reward(env) <= 1.0
 
 
 def test_wrong_button_scores_at_most_zero(env):
@@ -73,3 +74,13 @@ def test_a_select_lists_its_options_and_takes_keyboard_choice(env):
     assert next(e for e in env.observe().elements if e.role == "combo box").value == want
     assert env.act(Click(target=Target(text="Submit", role="push button"))).ok
     assert task.reward(env) > 0
+
+
+def test_the_page_own_time_limit_gives_the_time_scaled_reward(env):
+    task = MiniWoBTask("click-button", seed=7, time_limit=None)
+    want = wanted_button(task.start(env))
+    assert env.evaluate("core.EPISODE_MAX_TIME") == 10000  # the page's default, untouched
+    env.observe()
+    assert env.act(Click(target=Target(text=want, role="push button"))).ok
+    assert task.done(env)
+    assert task.reward(env) == task.time_scaled_reward(env) < 1.0  # scaled by time used (or -1 if timed out)

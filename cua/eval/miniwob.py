@@ -4,7 +4,8 @@ The package's task pages are served from a local HTTP server on 127.0.0.1 (one p
 started lazily in a daemon thread). An episode starts the way the package's own selenium
 environment starts it (`Math.seedrandom(seed)`, `core.setDataMode(mode)`,
 `core.startEpisodeReal()`, then wait for `WOB_TASK_READY`); the instruction is
-`core.getUtterance()` and the reward is the page's own `WOB_REWARD_GLOBAL`.
+`core.getUtterance()` and the reward is the page's own (`WOB_RAW_REWARD_GLOBAL` with the episode
+limit lifted, the default; `WOB_REWARD_GLOBAL` with the page's own limit).
 
 Example:
     with make_env("browser:about:blank") as env:
@@ -90,8 +91,8 @@ def _page(env: Any) -> Any:
 class MiniWoBTask:
     """One MiniWoB++ episode: `start(env)` -> instruction, then `reward(env)` / `done(env)`.
 
-    `time_limit` (seconds) replaces the page's episode limit (10 s by default in core.js), so
-    slow agents are not timed out; positive rewards are still scaled by the time used against it.
+    `time_limit` (seconds) replaces the page's episode limit (10 s by default in core.js), so slow
+    agents are not timed out; None keeps the page's own limit (and its time-scaled reward).
     """
 
     def __init__(self, name: str, seed: int | str = 0, mode: str = "train",
@@ -156,7 +157,17 @@ class MiniWoBTask:
         )
 
     def reward(self, env: Any) -> float:
-        """The page's own reward (WOB_REWARD_GLOBAL): 0 until done, then -1..1."""
+        """The page's own reward: 0 until done, then -1..1.
+
+        With the episode limit lifted (`time_limit` set, the default) it is WOB_RAW_REWARD_GLOBAL, since
+        scaling by the time used against a lifted limit means nothing; with `time_limit=None` it is
+        WOB_REWARD_GLOBAL, scaled by the page's own limit as in the package's environment.
+        """
+        meta = self.metadata(env)
+        return float(meta["env_reward" if self.time_limit is None else "raw_reward"] or 0.0)
+
+    def time_scaled_reward(self, env: Any) -> float:
+        """WOB_REWARD_GLOBAL: positive rewards scaled by the share of the episode limit left."""
         return float(self.metadata(env)["env_reward"] or 0.0)
 
     def raw_reward(self, env: Any) -> float:
