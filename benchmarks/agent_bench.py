@@ -1,6 +1,6 @@
 """Agent benchmark on sandbox mousepad, model latency excluded (a zero-latency scripted model).
 
-1. Overhead per step: perceive + prompt build (set-of-mark, downscale, PNG encode) + reply parse and
+1. Overhead per step: perceive + prompt build (set-of-mark, downscale, image encode) + reply parse and
    ground + act + settle, as medians per stage; baseline (same run): the env alone (observe + act).
    Target: median agent step <= 400 ms.
 2. A 10-step mousepad task done from a skill (no model; and one model call planning the skill) vs
@@ -29,7 +29,7 @@ from cua.actions import Click, Type
 from cua.agent.loop import run_task
 from cua.agent.prompts import build_prompt
 from cua.agent.replies import parse_reply
-from cua.models.base import png_b64
+from cua.models.base import encode_image
 from cua.models.scripted import ScriptedModel
 
 TARGET_MS = 400.0
@@ -56,7 +56,7 @@ def step_overhead(env, steps: int, progress: Progress) -> dict:
         t1 = time.perf_counter()
         prompt, size = build_prompt("type in the editor", obs, history=[f"{j}. step" for j in range(i % 8)],
                                     skills=[], feedback="", stepwise=True, image_limit=model.max_image_size)
-        png_b64(prompt.image)
+        encode_image(prompt.image)  # what a real client sends (JPEG by default)
         t2 = time.perf_counter()
         editor = next(e for e in obs.elements if e.role == "text" and "editable" in e.states)
         reply = ({"action": {"kind": "click", "element_id": editor.id}} if i % 2 == 0

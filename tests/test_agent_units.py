@@ -151,7 +151,7 @@ def test_openai_client_over_http_retries_and_counts_cost(monkeypatch):
         assert model.usage.cost == pytest.approx((1000 * 2.5 + 100 * 10.0) / 1e6)
         sent = srv.state.requests[-1]
         assert sent["model"] == "gpt-4o"
-        assert sent["messages"][-1]["content"][1]["image_url"]["url"].startswith("data:image/png;base64,")
+        assert sent["messages"][-1]["content"][1]["image_url"]["url"].startswith("data:image/jpeg;base64,")
         with pytest.raises(ModelError, match="exhausted"):
             model.complete(Prompt("sys", "again"))
 

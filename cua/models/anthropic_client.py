@@ -12,7 +12,7 @@ import os
 import time
 from typing import Any
 
-from cua.models.base import ModelError, ModelReply, Prompt, Usage, cost_of, png_b64, with_backoff
+from cua.models.base import ModelError, ModelReply, Prompt, Usage, cost_of, encode_image, with_backoff
 
 TOOL_VERSION = "computer_20250124"
 BETA_FLAG = "computer-use-2025-01-24"
@@ -36,13 +36,15 @@ class AnthropicModel:
 
     def __init__(self, name: str, *, timeout: float = 60.0, retries: int = 4, max_tokens: int = 1024,
                  max_image_size: tuple[int, int] = (1280, 800), computer_tool: bool = True,
-                 stepwise: bool | None = None, base_url: str | None = None, api_key: str | None = None):
+                 stepwise: bool | None = None, base_url: str | None = None, api_key: str | None = None,
+                 image_format: str = "jpeg"):
         import anthropic
 
         self.name = name
         self.retries = retries
         self.max_tokens = max_tokens
         self.max_image_size = max_image_size
+        self.image_format = image_format
         self.computer_tool = computer_tool
         self.stepwise = computer_tool if stepwise is None else stepwise
         self.usage = Usage()
@@ -56,8 +58,8 @@ class AnthropicModel:
         msgs: list[dict[str, Any]] = [{"role": r, "content": t} for r, t in prompt.history]
         content: list[dict[str, Any]] = [{"type": "text", "text": prompt.text}]
         if prompt.image is not None:
-            content.append({"type": "image", "source": {"type": "base64", "media_type": "image/png",
-                                                        "data": png_b64(prompt.image)}})
+            media, data = encode_image(prompt.image, self.image_format)
+            content.append({"type": "image", "source": {"type": "base64", "media_type": media, "data": data}})
         msgs.append({"role": "user", "content": content})
         return msgs
 

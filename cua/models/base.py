@@ -114,6 +114,16 @@ def png_b64(image: Image.Image) -> str:
     return base64.b64encode(buf.getvalue()).decode()
 
 
+def encode_image(image: Image.Image, fmt: str = "jpeg") -> tuple[str, str]:
+    """(media type, base64) of an image for a model request. JPEG (quality 90) is several times
+    faster to encode than PNG and smaller to send; fmt='png' keeps every pixel."""
+    if fmt == "png":
+        return "image/png", png_b64(image)
+    buf = io.BytesIO()
+    image.convert("RGB").save(buf, format="JPEG", quality=90)
+    return "image/jpeg", base64.b64encode(buf.getvalue()).decode()
+
+
 def with_backoff(call: Callable[[], T], retryable: Callable[[Exception], float | None], usage: Usage,
                  retries: int = 4, base: float = 0.5, cap: float = 8.0, what: str = "model") -> T:
     """Run `call`, retrying while `retryable(exc)` returns a delay hint (seconds, or 0 for default)."""

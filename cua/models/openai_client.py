@@ -11,7 +11,7 @@ import os
 import time
 from typing import Any
 
-from cua.models.base import ModelError, ModelReply, Prompt, Usage, cost_of, png_b64, with_backoff
+from cua.models.base import ModelError, ModelReply, Prompt, Usage, cost_of, encode_image, with_backoff
 
 
 def _retry_hint(exc: Exception) -> float | None:
@@ -32,7 +32,8 @@ class OpenAIModel:
 
     def __init__(self, name: str, *, timeout: float = 60.0, retries: int = 4, max_tokens: int = 1024,
                  max_image_size: tuple[int, int] = (1280, 800), stepwise: bool | None = None,
-                 base_url: str | None = None, api_key: str | None = None, temperature: float = 0.0):
+                 base_url: str | None = None, api_key: str | None = None, temperature: float = 0.0,
+                 image_format: str = "jpeg"):
         import openai
 
         self.name = name
@@ -40,6 +41,7 @@ class OpenAIModel:
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.max_image_size = max_image_size
+        self.image_format = image_format
         self.computer_use = name.startswith("computer-use")
         self.stepwise = self.computer_use if stepwise is None else stepwise
         self.usage = Usage()
@@ -56,7 +58,8 @@ class OpenAIModel:
         msgs += [{"role": r, "content": t} for r, t in prompt.history]
         content: list[dict[str, Any]] = [{"type": "text", "text": prompt.text}]
         if prompt.image is not None:
-            url = "data:image/png;base64," + png_b64(prompt.image)
+            media, data = encode_image(prompt.image, self.image_format)
+            url = f"data:{media};base64,{data}"
             content.append({"type": "image_url", "image_url": {"url": url}})
         msgs.append({"role": "user", "content": content})
         return msgs
@@ -92,7 +95,8 @@ class OpenAIModel:
         w, h = prompt.image.size if prompt.image is not None else self.max_image_size
         content: list[dict[str, Any]] = [{"type": "input_text", "text": prompt.text}]
         if prompt.image is not None:
-            content.append({"type": "input_image", "image_url": "data:image/png;base64," + png_b64(prompt.image)})
+            media, data = encode_image(prompt.image, self.image_format)
+            content.append({"type": "input_image", "image_url": f"data:{media};base64,{data}"})
         call = lambda: self.client.responses.create(
             model=self.name, instructions=prompt.system, truncation="auto",
             tools=[{"type": "computer_use_preview", "display_width": w, "display_height": h,
