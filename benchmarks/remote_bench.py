@@ -48,8 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     from cua.env import make_env
     from cua.env.remote import RemoteEnv
     from tests.guest_fixtures import TOKEN, desktop_env_spec, free_port, guest_process
-    from vm.guest.capture import grab_image
-    from vm.guest.wire import encode_image
+    from vm.guest.capture import EncodedScreens
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="few iterations (smoke run)")
@@ -89,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
         fps_remote_png, n_p = _throughput(lambda: remote.screenshot_bytes("png", reuse=False), secs / 2)
         fps_remote_decoded, n_d = _throughput(lambda: remote.screenshot("jpeg", quality=80, reuse=False), secs / 2)
         prog.advance(task)
-        fps_local_jpeg, n_l = _throughput(lambda: encode_image(grab_image(local), "jpeg", 80), secs / 2)
+        screens = EncodedScreens()  # the same grab + encode code the guest runs, without HTTP
+        fps_local_jpeg, n_l = _throughput(lambda: screens.get(local, "jpeg", 80, 1.0, reuse=False), secs / 2)
         prog.advance(task)
     med = statistics.median
     rows = [
