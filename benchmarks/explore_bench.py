@@ -76,18 +76,26 @@ def classify_truth(items: list[dict[str, Any]], profile: Any) -> None:
         it["name"] = " › ".join(names)
 
 
-def run_explorer(env: Any, actions: int, minutes: float, verify_runs: int, db: Path, app: str) -> dict[str, Any]:
+def run_explorer(env: Any, actions: int, minutes: float, verify_runs: int, db: Path, app: str,
+                 workers: int = 1) -> dict[str, Any]:
     from skills.explorer import Budget, Explorer
     from skills.graph import UIGraph
     from skills.library import SkillLibrary
     from skills.profile import load_profile
 
-    lib, graph = SkillLibrary(db), UIGraph(db)
-    ex = Explorer(env, lib, graph, load_profile(app), Budget(max_actions=actions, minutes=minutes), app=app,
-                  verify_runs=verify_runs)
+    budget = Budget(max_actions=actions, minutes=minutes)
     t = time.monotonic()
-    st = ex.run()
-    out = {"seconds": time.monotonic() - t, "explore_actions": st.explore_actions,
+    if workers > 1:
+        from cua.env import make_env
+        from skills.workers import explore_parallel
+
+        st = explore_parallel(lambda: make_env(f"sandbox:{app}", sources="a11y"), db, load_profile(app), budget,
+                              app, workers=workers, verify_runs=verify_runs)
+        lib, graph = SkillLibrary(db), UIGraph(db)
+    else:
+        lib, graph = SkillLibrary(db), UIGraph(db)
+        st = Explorer(env, lib, graph, load_profile(app), budget, app=app, verify_runs=verify_runs).run()
+    out = {"workers": workers, "seconds": time.monotonic() - t, "explore_actions": st.explore_actions,
            "total_actions": st.total_actions, "resets": st.resets, "escapes": st.escapes,
            "states": graph.counts()["states"], "skills": len(lib), "verified": [s.name for s in lib.list(status="verified")],
            "failed": [s.name for s in lib.list(status="failed")], "stopped": st.stopped, "effects": st.effects,
@@ -192,6 +200,7 @@ def main() -> None:
     ap.add_argument("--minutes", type=float, default=None, help="time budget for both runs (default 15)")
     ap.add_argument("--verify-runs", type=int, default=2)
     ap.add_argument("--skip-miniwob", action="store_true")
+    ap.add_argument("--workers", type=int, default=1, help="parallel explorers (one sandbox each)")
     ap.add_argument("--out", type=Path, default=Path("bench-results/explore.json"))
     a = ap.parse_args()
     actions = a.actions or (60 if a.quick else 300)
@@ -205,8 +214,8 @@ def main() -> None:
         truth = menu_truth(env)
         classify_truth(truth, load_profile("mousepad"))
         console.print(f"ground truth: {len(truth)} menu entries, {sum(not t['denied'] for t in truth)} not denied")
-        console.print(f"explorer: {actions} actions / {minutes:g} min ...")
-        ex = run_explorer(env, actions, minutes, a.verify_runs, Path(d) / "lib.db", "mousepad")
+        console.print(f"explorer ({a.workers} worker(s)): {actions} actions / {minutes:g} min ...")
+        ex = run_explorer(env, actions, minutes, a.verify_runs, Path(d) / "lib.db", "mousepad", a.workers)
         console.print(f"random baseline: {actions} actions / {minutes:g} min ...")
         rnd = run_random(env, actions, minutes, "mousepad")
     result["truth"] = {"entries": len(truth), "denied": sum(t["denied"] for t in truth),

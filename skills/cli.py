@@ -70,12 +70,13 @@ def register(app: typer.Typer) -> None:
         minutes: float = typer.Option(15.0, help="Wall-clock budget."),
         max_depth: int = typer.Option(0, help="Deepest state explored (0: the app profile's value)."),
         max_branch: int = typer.Option(200, help="Candidates tried per state."),
-        verify_runs: int = typer.Option(2, help="Replays that verify each new skill."),
+        verify_runs: int = typer.Option(2, min=1, help="Replays that verify each new skill."),
         profile: Path | None = typer.Option(None, help="Explorer profile TOML (default: skills/profiles/APP.toml)."),  # noqa: B008
         sources: str = typer.Option("a11y", help="Perception sources for the env (a11y is fast)."),
         curriculum: bool = typer.Option(True, help="Compose and verify dialog skills after exploring."),
         only: str | None = typer.Option(None, help="Regex: explore only the start-state controls it matches "
                                                    "(e.g. '^Search$' for one menu)."),
+        workers: int = typer.Option(1, min=1, max=4, help="Parallel explorers, each on its own sandbox."),
     ) -> None:
         """Explore an app by GUI-DFS and store verified skills; a rerun resumes the stored graph.
 
@@ -84,6 +85,7 @@ def register(app: typer.Typer) -> None:
         Example: cua explore --env sandbox:mousepad --skills lib.db --only '^Search$' --max-actions 30
         """
         import re
+        import threading
 
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -110,13 +112,22 @@ def register(app: typer.Typer) -> None:
                 task = bar.add_task("explore", total=max_actions, info="starting")
 
                 def show(st) -> None:
-                    bar.update(task, completed=st.explore_actions, info=(
-                        f"states {graph.counts()['states']} · skills {st.skills} · verified {st.verified} · "
-                        f"coverage {coverage(graph):.0%}"))
+                    info = f"skills {st.skills} · verified {st.verified} · failed {st.failed}"
+                    if threading.current_thread() is threading.main_thread():  # SQLite: this thread's connection
+                        info = f"states {graph.counts()['states']} · {info} · explored {coverage(graph):.0%}"
+                    bar.update(task, completed=st.explore_actions, info=info)
 
+                screens = skills.with_name(skills.name + ".states")
                 ex = Explorer(e, lib, graph, prof, budget, app=name, verify_runs=verify_runs, on_progress=show,
-                              only=only, screens=skills.with_name(skills.name + ".states"))
-                stats = ex.run()
+                              only=only, screens=screens)
+                if workers > 1:
+                    from skills.workers import explore_parallel
+
+                    stats = explore_parallel(lambda: make_env(env, sources=sources), skills, prof, budget, name,
+                                             workers=workers, verify_runs=verify_runs, only=only, screens=screens,
+                                             on_progress=show)
+                else:
+                    stats = ex.run()
                 if curriculum and "minutes" not in stats.stopped:
                     from skills.curriculum import compose_and_verify
 

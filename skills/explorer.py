@@ -19,10 +19,9 @@ from typing import Any
 from cua.actions import Click, Key
 from cua.env.base import EnvError
 from cua.perception.elements import Observation, UIElement
-from skills.graph import VOLATILE_ROLES, StateKey, UIGraph, is_visible, state_key, visible_signatures
+from skills.graph import StateKey, UIGraph, is_visible, state_key, visible_signatures
 from skills.library import SkillLibrary
 from skills.profile import Profile, candidates, clean_name
-from skills.runner import run_skill
 from skills.units import step_for, unit_skill
 
 ERROR_WORDS = ("error", "warning", "failed", "cannot", "could not")
@@ -62,10 +61,11 @@ class Explorer:
 
     def __init__(self, env: Any, library: SkillLibrary, graph: UIGraph, profile: Profile, budget: Budget,
                  app: str, verify_runs: int = 2, on_progress: Callable[[Stats], None] | None = None,
-                 only: str | None = None, screens: str | Path | None = None) -> None:
+                 only: str | None = None, screens: str | Path | None = None, pool: Any = None) -> None:
         self.env, self.lib, self.graph, self.profile, self.budget = env, library, graph, profile, budget
         self.app, self.verify_runs, self.on_progress = app, verify_runs, on_progress
         self.stats = Stats()
+        self.pool = pool  # skills.workers.WorkerPool when several explorers share the graph
         self.screens = Path(screens) if screens else None  # a PNG per new state, when given
         self.only = re.compile(only, re.IGNORECASE) if only else None  # start-state controls to explore
         self.volatile: set[str] = set()
@@ -98,7 +98,8 @@ class Explorer:
         return bool(res.ok)
 
     def check_budget(self) -> None:
-        if self.stats.explore_actions >= self.budget.max_actions:
+        if (not self.pool.take_action(self.budget.max_actions) if self.pool is not None
+                else self.stats.explore_actions >= self.budget.max_actions):
             raise BudgetExhausted(f"{self.budget.max_actions} actions")
         if time.monotonic() - self.t0 >= self.budget.minutes * 60:
             raise BudgetExhausted(f"{self.budget.minutes:g} minutes")
@@ -204,8 +205,9 @@ class Explorer:
         return "known_state" if self.graph.has_state(key) else "new_state"
 
     # -- the search -----------------------------------------------------------------------------
-    def run(self) -> Stats:
+    def run(self, final_verify: bool = True) -> Stats:
         """Explore until the budget runs out or no open state is left; resumes a stored graph."""
+        waiting = False
         try:
             self.start_obs = self.reset(wait=30.0)
             self.stats.resets -= 1
@@ -228,22 +230,49 @@ class Explorer:
                 self.graph.add_state(self.root, self.start_obs, 0, [], [], self.save_screen(self.root, self.start_obs))
             while True:
                 self.check_budget_time()  # every pass either acts, marks a state done, or runs into this
-                open_states = self.graph.open_states()
-                if not open_states:
-                    self.stats.stopped = "graph fully explored"
+                st = self._next_state()
+                if st is None:
+                    if self.pool is not None and not self.pool.done and self.pool.others_busy():
+                        if not waiting:  # another worker may still leave a state open for us
+                            self.pool.set_idle(1)
+                            waiting = True
+                        time.sleep(0.1)
+                        continue
+                    self.stats.stopped = "graph fully explored" if not self.graph.open_states() \
+                        else "nothing left within --only"
                     break
-                st = open_states[0]
+                if waiting:
+                    self.pool.set_idle(-1)
+                    waiting = False
                 path = self._path_of(st)
-                if path is None:
-                    self.graph.mark_done(st["key"])
-                    continue
-                self.explore(st, path)
-            self.verify_pending()
+                try:
+                    if path is None:
+                        self.graph.mark_done(st["key"])
+                        continue
+                    self.explore(st, path)
+                finally:
+                    if self.pool is not None:
+                        self.pool.release(st["key"])
+            if final_verify:
+                self.verify_pending()
         except BudgetExhausted as e:
             self.stats.stopped = f"budget: {e}"
+        finally:
+            if waiting:
+                self.pool.set_idle(-1)
         self.stats.states = self.graph.counts()["states"]
         self.progress()
         return self.stats
+
+    def _next_state(self) -> dict[str, Any] | None:
+        """The shallowest open state in scope (--only) that no other worker has claimed."""
+        for st in self.graph.open_states():
+            first = st["path_names"][0] if st["path_names"] else None
+            if first is not None and self.only is not None and not self.only.search(first):
+                continue
+            if self.pool is None or self.pool.claim(st["key"]):
+                return st
+        return None
 
     def _path_of(self, st: dict[str, Any]) -> list[tuple[StateKey, dict[str, Any] | None]] | None:
         """(key, step) pairs from the root to a stored state, rebuilt from its prefix."""
@@ -331,8 +360,13 @@ class Explorer:
                 self.verify(skill.name)
             self.progress()
             if effect == "new_state" and not self.graph.state(new_key)["done"]:
-                child = self.graph.state(new_key)
-                self.explore(child, path + [(new_key, rec)])
+                if self.pool is not None and (self.pool.idle > 0 or not self.pool.claim(new_key.exact)):
+                    continue  # left open: a waiting worker takes it
+                try:
+                    self.explore(self.graph.state(new_key), path + [(new_key, rec)])
+                finally:
+                    if self.pool is not None:
+                        self.pool.release(new_key.exact)
         self.graph.mark_done(key)
 
     # -- verification ---------------------------------------------------------------------------
@@ -342,52 +376,15 @@ class Explorer:
             self.reset()
 
     def verify(self, name: str) -> bool:
-        """Replay a skill `verify_runs` times from the start state; each run is counted in the library.
+        """Replay a skill `verify_runs` times from the start state (see skills.verify)."""
+        from skills.verify import verify_skill
 
-        A failure caused only by elements seen changing on their own (a clock) repairs the
-        postcondition (a new version without them) and verifies again, once.
-        """
-        skill = self.lib.get(name)
-        for attempt in range(2):
-            ok_all = True
-            for _ in range(self.verify_runs):
-                self.check_budget_time()
-                self.go_start()
-                res = run_skill(skill, self.env, library=self.lib, obs=self._obs)
-                self.stats.total_actions += len(res.steps)
-                self._obs = res.observation if res.observation is not None else self.observe()
-                if not res.ok:  # a second look tells a self-changing element from a real failure
-                    self.learn_volatile(self._obs, self.observe())
-                self.lib.record_run(name, res.ok)
-                ok_all &= res.ok
-                if not res.ok:
-                    self.note(f"verification of {name!r} failed: {res.error}")
-                    break
-            post = skill.postcondition
-            drop = self.volatile | self._free_text_misses(skill, res.observation)
-            clean = post.model_copy(update={"present": [s for s in post.present if s not in drop],
-                                            "absent": [s for s in post.absent if s not in drop]})
-            if not clean.present and not clean.absent:
-                clean = post  # nothing stable would be left to check: keep it failed
-            if ok_all or attempt or clean == post:
-                break
-            skill = self.lib.add(skill.model_copy(update={"postcondition": clean, "verified_runs": 0,
-                                                          "failed_runs": 0, "status": "unverified"}))
-            self.note(f"{name!r}: dropped self-changing elements from its postcondition; verifying again")
-        if ok_all:
+        ok = verify_skill(self, name)
+        if ok:
             self.stats.verified += 1
         else:
             self.stats.failed += 1
-        return ok_all
-
-    def _free_text_misses(self, skill: Any, obs: Observation | None) -> set[str]:
-        """Postcondition signatures of free-text elements (labels, text) that a failed replay lacked."""
-        state = self.graph.state(skill.extra.get("state", "")) if obs is not None else None
-        if state is None:
-            return set()
-        roles = {e["signature"]: e["role"].lower() for e in state["elements"]}
-        seen = visible_signatures(obs)
-        return {s for s in skill.postcondition.present if s not in seen and roles.get(s) in VOLATILE_ROLES}
+        return ok
 
     def check_budget_time(self) -> None:
         if time.monotonic() - self.t0 >= self.budget.minutes * 60:
