@@ -23,6 +23,16 @@ ENV_SPEC = desktop_env_spec()
 IS_DESKTOP = ENV_SPEC.startswith("sandbox:")
 
 
+def screen_text(remote: RemoteEnv, needle: str, tries: int = 4) -> str:
+    """All element names/values, observed until `needle` shows up (the a11y tree may lag a busy screen)."""
+    texts = ""
+    for _ in range(tries):
+        texts = " ".join(f"{e.name} {e.value or ''}" for e in remote.observe().elements).lower()
+        if needle in texts:
+            break
+    return texts
+
+
 @pytest.fixture(scope="module")
 def guest(tmp_path_factory):
     """(url, served root, namespace or None) of one guest shared by this module."""
@@ -88,8 +98,7 @@ def test_act_types_text_that_the_next_observation_sees(remote):
         remote.act(parse_action('click(text="name")'))
     result = remote.act(parse_action('type("hello guest")'))
     assert result.ok, result.error
-    obs = remote.observe()
-    texts = " ".join(f"{e.name} {e.value or ''}" for e in obs.elements).lower()
+    texts = screen_text(remote, "hello guest")
     assert "hello guest" in texts, texts[:500]
 
 
@@ -209,8 +218,7 @@ def test_cua_run_drives_the_guest(guest, remote, tmp_path):
                        capture_output=True, text=True, timeout=300, env={**os.environ, "CUA_TOKEN": TOKEN})
     assert r.returncode == 0, r.stderr[-2000:]
     assert (tmp_path / "run" / "steps.jsonl").exists()
-    texts = " ".join(f"{e.name} {e.value or ''}" for e in remote.observe().elements).lower()
-    assert "agent-remote" in texts
+    assert "agent-remote" in screen_text(remote, "agent-remote")
 
 
 def test_reset_restores_the_start_state(remote):
