@@ -17,15 +17,9 @@ _lock = threading.Lock()
 
 
 def _own_display(env: Any) -> str | None:
-    for obj in (env, getattr(env, "sandbox", None)):
-        d = getattr(obj, "display", None) if obj is not None else None
-        if isinstance(d, str) and d.startswith(":"):
-            return d
-    if type(env).__name__ == "DesktopEnv":
-        import os
+    from vm.guest.windows import display_of
 
-        return os.environ.get("DISPLAY")
-    return None
+    return display_of(env)
 
 
 def _mss_raw(display: str) -> tuple[tuple[int, int], bytes]:

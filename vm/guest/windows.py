@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 
 def display_of(env: Any) -> str | None:
-    """The X display an environment drives: its own attribute, its sandbox's, or $DISPLAY."""
+    """The X display an environment drives (its own `display`, or its sandbox's); None for headless ones.
+
+    Never $DISPLAY: a headless browser guest must not expose whatever desktop the server happens to run on.
+    """
     for obj in (env, getattr(env, "sandbox", None)):
         d = getattr(obj, "display", None) if obj is not None else None
-        if isinstance(d, str) and d:
+        if isinstance(d, str) and ":" in d:
             return d
-    return os.environ.get("DISPLAY")
+    return None
 
 
 def list_windows(display: str) -> list[dict]:
