@@ -37,15 +37,17 @@ SCROLL_NOTCH_PX = 100
 PENDING_REQUEST_S = 1.5  # a request younger than this keeps the page unsettled (older: long-poll, ignored)
 URL_SCHEMES = {"http", "https", "file", "about", "data"}
 # Cheap "has anything changed" probe: mutation/input/scroll counter installed by _INIT_JS, URL,
-# ready state, scroll offsets, focus and finite running animations.
+# ready state, scroll offsets, focus, finite running animations and young fetch/XHR requests.
 _PROBE_JS = """() => {
   let anims = 0;
   try { anims = document.getAnimations().filter(a => a.playState === 'running' &&
         a.effect && a.effect.getComputedTiming().endTime !== Infinity).length; } catch (e) {}
   const a = document.activeElement;
+  const now = performance.now();
+  const busy = window.__cuaReq ? [...window.__cuaReq.values()].some(t => now - t < PENDING_MS) : false;
   return [window.__cuaMut || 0, location.href, document.readyState, scrollX, scrollY, anims,
-          a ? a.tagName + '#' + a.id : '', document.getElementsByTagName('*').length].join('|');
-}"""
+          a ? a.tagName + '#' + a.id : '', document.getElementsByTagName('*').length, busy ? now : ''].join('|');
+}""".replace("PENDING_MS", str(int(PENDING_REQUEST_S * 1000)))
 _INIT_JS = """(() => {
   if (window.__cuaMut !== undefined) return;
   window.__cuaMut = 0;
@@ -53,6 +55,22 @@ _INIT_JS = """(() => {
   try { new MutationObserver(bump).observe(document, {subtree: true, childList: true,
         attributes: true, characterData: true}); } catch (e) {}
   for (const t of ['input', 'change', 'scroll']) addEventListener(t, bump, true);
+  // fetch/XHR the page starts are counted here, synchronously, so the first probe after a click sees them
+  const req = window.__cuaReq = new Map();
+  let seq = 0;
+  const start = () => { const id = ++seq; req.set(id, performance.now()); return () => req.delete(id); };
+  const fetch0 = window.fetch;
+  if (fetch0) window.fetch = function (...args) {
+    const done = start();
+    const p = fetch0.apply(this, args);
+    p.then(done, done);
+    return p;
+  };
+  const send0 = XMLHttpRequest.prototype.send;
+  XMLHttpRequest.prototype.send = function (...args) {
+    this.addEventListener('loadend', start());
+    return send0.apply(this, args);
+  };
 })();"""
 
 def _check_sources(sources: str) -> None:
