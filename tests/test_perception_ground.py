@@ -149,3 +149,10 @@ def test_wrapped_label_and_word_glued_by_punctuation():
     assert ground(Target(text="Click Me!"), o).element.attrs["joined"] == 2
     g = ground(Target(text="Duis"), o)  # 'Duis' is the last 4 of 16 characters of the first word
     assert g.point == (150, 208)
+
+
+def test_a_word_glued_to_its_neighbours_by_ocr_gets_a_point_inside_the_line():
+    line = el("text", "namscelerisquesitnunc", (10, 100, 210, 14), source="ocr",
+              attrs={"words": [["namscelerisquesitnunc", 10, 100, 210, 14]]})
+    g = ground(Target(text="sit"), Observation(elements=assign_ids([line]), size=(1280, 800)))
+    assert g.point == (165, 107)  # characters 14..17 of 21 (x 150..180), not the line centre (115)

@@ -82,7 +82,9 @@ def text_score(want: str, el: UIElement) -> tuple[float, tuple[int, int] | None]
             if [x[2] for x in toks[i : i + len(tw)]] == tw:
                 return 0.85, _span_point(el, toks[i][0], toks[i + len(tw) - 1][1])
     if t in n:
-        return 0.7 + 0.1 * len(t) / len(n), None
+        at = el.name.lower().find(want.strip().lower())
+        point = _span_point(el, at, at + len(want.strip())) if at >= 0 else None
+        return 0.7 + 0.1 * len(t) / len(n), point
     r = fuzz.ratio(t, n)
     if r >= FUZZY_MIN:
         return 0.5 + 0.3 * (r - FUZZY_MIN) / (100 - FUZZY_MIN), None
