@@ -41,11 +41,9 @@ def run_on_ray(tasks: list[Task], cfg: EvalConfig, workers: int, address: str) -
             return episode_in_worker(task_json, cfg_json)
 
         def close(self) -> None:
-            from cua.eval.runner import _WORKER_ENVS
+            from cua.eval.runner import close_worker_envs
 
-            for env in _WORKER_ENVS.values():
-                env.close()
-            _WORKER_ENVS.clear()
+            close_worker_envs()
 
     actors = [EpisodeWorker.remote() for _ in range(max(1, min(workers, len(tasks) or 1)))]
     queue = list(tasks)

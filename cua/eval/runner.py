@@ -248,13 +248,29 @@ _WORKER_ENVS: dict[str, Any] = {}
 
 
 def _worker_env(spec: str, options: dict[str, Any]) -> Any:
-    """One environment per worker process, reused (reset) across its episodes, closed at exit."""
+    """One environment per worker process, reused (reset) across its episodes, closed at exit.
+
+    multiprocessing children leave through os._exit (no atexit), so the close is registered as a
+    multiprocessing finalizer too; the in-process runner and Ray actors call close_worker_envs().
+    """
+    from multiprocessing import util
+
     from cua.env import make_env
 
     if spec not in _WORKER_ENVS:
         _WORKER_ENVS[spec] = make_env(spec, **options)
-        atexit.register(_WORKER_ENVS[spec].close)
+        util.Finalize(None, close_worker_envs, exitpriority=10)
+        atexit.register(close_worker_envs)
     return _WORKER_ENVS[spec]
+
+
+def close_worker_envs() -> None:
+    while _WORKER_ENVS:
+        _, env = _WORKER_ENVS.popitem()
+        try:
+            env.close()
+        except Exception:  # noqa: BLE001 - closing is best effort; the sandbox guard reaps the rest
+            pass
 
 
 def _env_spec(task: Task, cfg: EvalConfig) -> str:
@@ -274,8 +290,11 @@ def episode_in_worker(task_json: str, cfg_json: str) -> str:
 
 def _local(tasks: list[Task], cfg: EvalConfig, workers: int) -> Iterator[EpisodeResult]:
     if workers <= 1:
-        for t in tasks:
-            yield EpisodeResult.model_validate_json(episode_in_worker(t.model_dump_json(), cfg.model_dump_json()))
+        try:
+            for t in tasks:
+                yield EpisodeResult.model_validate_json(episode_in_worker(t.model_dump_json(), cfg.model_dump_json()))
+        finally:
+            close_worker_envs()
         return
     import multiprocessing as mp
 
