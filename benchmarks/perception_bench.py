@@ -102,43 +102,56 @@ def outermost(els: list[UIElement]) -> list[UIElement]:
 
 
 def score_screen(image, targets: list[UIElement], icons: list[UIElement], fns: dict, res: dict,
-                 named: list[UIElement]) -> None:
+                 named: list[UIElement], area: tuple[int, int, int, int] | None = None) -> None:
     """Ground each target's text in each engine's vision-only elements; count hits inside the true box.
 
     When several visible elements (`named`: all structured elements with a name) share a target's text,
     the target is asked for as the nth of them in reading order, as an agent would ("the 2nd 'OK'").
+    With `area` (MiniWoB++'s task area, below the instruction bar that repeats the target's text) the
+    engine is also scored on the elements inside it only, as '<engine> (task area)'.
     """
     targets, named = outermost(targets), outermost(named)
     order: dict[str, list[tuple[int, int, int, int]]] = {}
     for e in sorted(named, key=lambda e: (e.bbox[1] // 8, e.bbox[0])):
         order.setdefault(norm_text(e.name), []).append(e.bbox)
     for name, fn in fns.items():
-        r = res.setdefault(name, {"text_total": 0, "text_hits": 0, "ambiguous": 0, "not_found": 0, "outside": 0,
-                                  "icon_total": 0, "icon_found": 0, "seconds": [], "misses": []})
         t0 = time.perf_counter()
         els = fn(image)
-        r["seconds"].append(time.perf_counter() - t0)
-        obs = Observation(screenshot=image, elements=els, size=image.size)
-        for t in targets:
-            same = order.get(norm_text(t.name), [t.bbox])
-            nth = same.index(t.bbox) if len(same) > 1 and t.bbox in same else None
-            r["text_total"] += 1
-            try:
-                g = ground(Target(text=t.name, nth=nth), obs)
-            except GroundingError as e:
-                r["ambiguous" if "equally well" in str(e) else "not_found"] += 1
-                if len(r["misses"]) < 40:
-                    r["misses"].append({"text": t.name, "why": str(e)[:160]})
-                continue
-            if t.contains(*g.point):
-                r["text_hits"] += 1
-            else:
-                r["outside"] += 1
-                if len(r["misses"]) < 40:
-                    r["misses"].append({"text": t.name, "why": f"point {g.point} outside {t.bbox} ({g.element.name!r})"})
-        for ic in icons:
-            r["icon_total"] += 1
-            r["icon_found"] += any(ic.contains(*e.center) for e in els)
+        seconds = time.perf_counter() - t0
+        views = {name: els}
+        if area is not None:
+            ax, ay, aw, ah = area
+            views[name + " (task area)"] = [e for e in els if ax <= e.center[0] < ax + aw and ay <= e.center[1] < ay + ah]
+        for label, view in views.items():
+            r = res.setdefault(label, {"text_total": 0, "text_hits": 0, "ambiguous": 0, "not_found": 0, "outside": 0,
+                                       "icon_total": 0, "icon_found": 0, "seconds": [], "misses": []})
+            r["seconds"].append(seconds)
+            _score_view(image, view, targets, icons, order, r)
+
+
+def _score_view(image, els: list[UIElement], targets: list[UIElement], icons: list[UIElement],
+                order: dict, r: dict) -> None:
+    obs = Observation(screenshot=image, elements=els, size=image.size)
+    for t in targets:
+        same = order.get(norm_text(t.name), [t.bbox])
+        nth = same.index(t.bbox) if len(same) > 1 and t.bbox in same else None
+        r["text_total"] += 1
+        try:
+            g = ground(Target(text=t.name, nth=nth), obs)
+        except GroundingError as e:
+            r["ambiguous" if "equally well" in str(e) else "not_found"] += 1
+            if len(r["misses"]) < 60:
+                r["misses"].append({"text": t.name, "why": str(e)[:160]})
+            continue
+        if t.contains(*g.point):
+            r["text_hits"] += 1
+        else:
+            r["outside"] += 1
+            if len(r["misses"]) < 60:
+                r["misses"].append({"text": t.name, "why": f"point {g.point} outside {t.bbox} ({g.element.name!r})"})
+    for ic in icons:
+        r["icon_total"] += 1
+        r["icon_found"] += any(ic.contains(*e.center) for e in els)
 
 
 def miniwob_part(n_tasks: int, seeds: int, fns: dict, progress: Progress) -> dict:
@@ -165,7 +178,11 @@ def miniwob_part(n_tasks: int, seeds: int, fns: dict, progress: Progress) -> dic
                 texts = [e for e in clickable if e.name.strip() and len(e.name) <= 60]
                 icons = [e for e in clickable if not e.name.strip()]
                 named = [e for e in obs.elements if e.source == "dom" and e.name.strip()]
-                score_screen(obs.image(), texts, icons, fns, res, named)
+                area = env.evaluate("() => { const a = document.getElementById('area'); if (!a) return null; "
+                                    "const r = a.getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; }")
+                area = tuple(int(v) for v in area) if area else None
+                texts = [e for e in texts if area is None or area[1] <= e.center[1] < area[1] + area[3]]
+                score_screen(obs.image(), texts, icons, fns, res, named, area)
                 pages += 1
     stop_server()
     return {"tasks": tasks, "seeds": seeds, "pages": pages, "engines": res}
