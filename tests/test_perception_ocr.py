@@ -90,3 +90,10 @@ def test_accepts_numpy_and_greyscale_input():
     img = text_image([(40, 40, "Numbers 12345")])
     assert any("12345" in e.name for e in ocr(np.asarray(img)))
     assert any("12345" in e.name for e in ocr(img.convert("L")))
+
+
+def test_icon_reads_are_junk_but_short_real_words_are_not():
+    from cua.perception.ocr import _junk
+
+    assert _junk("口回国", 0.95) and _junk("?", 0.99) and _junk("7", 0.5)
+    assert not _junk("中国", 0.95) and not _junk("OK", 0.9) and not _junk("12", 0.9)

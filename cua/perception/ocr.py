@@ -24,7 +24,8 @@ SMALL_TEXT = 18  # px quad height (about 11 px glyphs): below it, read the image
 UPSCALE_MAX_AREA = 640 * 480  # ... only if the content is at most this big (bounded cost)
 BLANK_STD = 1.5  # a region whose pixel std is below this has no text
 GAP_FACTOR = 0.58  # split a line where glyphs are further apart than this x line height (word spaces ~0.3-0.5)
-ICON_GLYPHS = set("口回国区日田目四囗凹凸中□■")  # what the models read window buttons / icons as
+ICON_GLYPHS = set("口回国区日田目四囗凹凸中□■")  # what the models read window buttons / icons as...
+BOX_GLYPHS = set("口回囗□■")  # ... junk only when one of these plain boxes is among them
 REC_CACHE_SIZE = 4096  # recognised crops remembered by pixel hash (unchanged text is not re-read)
 _engine: Any = None
 _lock = threading.Lock()
@@ -276,7 +277,7 @@ def _unskipped(quads: np.ndarray, skip: list[BBox], dx: int, dy: int, up: int) -
 def _junk(text: str, score: float) -> bool:
     """Icons read as text: lone punctuation, box-like glyphs, low-confidence 1-2 character reads."""
     t = "".join(text.split())
-    if not t or set(t) <= ICON_GLYPHS:
+    if not t or (set(t) <= ICON_GLYPHS and set(t) & BOX_GLYPHS):  # '口回国' yes, '中国' (China) no
         return True
     return len(t) <= 2 and (score < 0.6 or not any(c.isalnum() for c in t))
 
