@@ -82,11 +82,14 @@ def _step_html(traj: Trajectory, step: Step, elements_by_frame: dict[str, Any]) 
         point = (step.result or {}).get("point")
         with Image.open(traj.dir / step.frame) as im:
             img_html = f'<img alt="step {step.index} frame" src="{_b64(_som_frame(im, els, point))}">'
+        if step.extra.get("frame_reused"):
+            img_html = (f'<div>{img_html}<div><i>screen as planned (not observed again before this '
+                        f'keyboard step)</i></div></div>')
     res = step.result or {}
     status = ('<span class="ok">ok</span>' if res.get("ok", True) else
               f'<span class="bad">failed: {html.escape(str(res.get("error")))}</span>') if step.result else ""
     timings = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in step.timings.items())
-    extra = {k: v for k, v in step.extra.items() if k not in ("elements", "window_title")}
+    extra = {k: v for k, v in step.extra.items() if k not in ("elements", "window_title", "frame_reused")}
     extra_html = f"<pre>{html.escape(json.dumps(extra, indent=1)[:2000])}</pre>" if extra else ""
     return (f'<div class="step" id="step-{step.index}">{img_html}<div class="info">'
             f"<h3>Step {step.index + 1}</h3>"

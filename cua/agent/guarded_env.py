@@ -101,6 +101,7 @@ class GuardedEnv:
         image, frame = None, None
         if obs is not None and self._frame_of is not None and self._frame_of[0] == id(obs):
             frame = self._frame_of[1]
+            extra["frame_reused"] = True  # no new observation was needed before this action
         elif obs is not None and obs.screenshot is not None:
             image = obs.image()
         if note:
