@@ -280,7 +280,7 @@ def print_speed(console: Console, r: dict) -> None:
     t = Table(title="Perception speed, 1280x800 mousepad (median seconds)")
     for c in ("stage", "wall", "cpu", "target"):
         t.add_column(c)
-    for tag, label in (("", ""), ("lean_", " [ocr_named=False]")):
+    for tag, label in (("", ""), ("lean_", " (ocr_named=False)")):
         t.add_row(f"cold full (a11y+ocr){label}", f"{sp[tag + 'cold']:.3f}", f"{sp[tag + 'cold_cpu']:.3f}", "<= 0.800")
         t.add_row(f"incremental after opening a menu{label}", f"{sp[tag + 'incremental']:.3f}",
                   f"{sp[tag + 'incremental_cpu']:.3f}", "<= 0.150")
