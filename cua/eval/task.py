@@ -104,7 +104,8 @@ def load_tasks(paths: list[Path | str]) -> list[Task]:
     files: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
-            files += sorted(f for f in p.rglob("*") if f.suffix in {".json", ".yaml", ".yml"} and f.is_file())
+            files += sorted(f for f in p.rglob("*") if f.suffix in {".json", ".yaml", ".yml"} and f.is_file()
+                            and not (f.parent / "events.sqlite").exists())  # not a recording's manifest (refs/)
         elif p.exists():
             files.append(p)
         else:
