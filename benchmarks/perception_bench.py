@@ -154,6 +154,37 @@ def _score_view(image, els: list[UIElement], targets: list[UIElement], icons: li
         r["icon_found"] += any(ic.contains(*e.center) for e in els)
 
 
+VISIBLE_TEXT_JS = """(sels) => sels.map((sel) => {
+  const el = sel ? document.querySelector(sel) : null;
+  if (!el) return null;
+  if (el.tagName === 'INPUT') return el.value || '';
+  const er = el.getBoundingClientRect();
+  const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  const parts = [];
+  let n;
+  while ((n = walker.nextNode())) {
+    const st = getComputedStyle(n.parentElement);
+    if (st.visibility === 'hidden' || parseFloat(st.opacity) === 0 || parseFloat(st.fontSize) < 2) continue;
+    const r = document.createRange();
+    r.selectNodeContents(n);
+    for (const q of r.getClientRects()) {
+      if (q.width > 0 && q.right > er.left && q.left < er.right && q.bottom > er.top && q.top < er.bottom) {
+        parts.push(n.textContent); break;
+      }
+    }
+  }
+  return parts.join(' ');
+})"""
+
+
+def visible_texts(env, els: list[UIElement]) -> list[str | None]:
+    """The text each element actually renders inside its box (None when it cannot be found again)."""
+    try:
+        return list(env.evaluate(VISIBLE_TEXT_JS, [e.attrs.get("selector") for e in els]))
+    except Exception:  # noqa: BLE001 - e.g. the page navigated: treat every name as visible
+        return [None] * len(els)
+
+
 def miniwob_part(n_tasks: int, seeds: int, fns: dict, progress: Progress) -> dict:
     from cua.env.browser import BrowserEnv
     from cua.eval.miniwob import MiniWoBTask, list_tasks, stop_server
@@ -175,8 +206,12 @@ def miniwob_part(n_tasks: int, seeds: int, fns: dict, progress: Progress) -> dic
                     continue
                 clickable = [e for e in obs.elements if e.source == "dom" and e.bbox[2] >= 4 and e.bbox[3] >= 4
                              and (e.role in CLICK_ROLES or e.attrs.get("clickable"))]
-                texts = [e for e in clickable if e.name.strip() and len(e.name) <= 60]
-                icons = [e for e in clickable if not e.name.strip()]
+                shown = visible_texts(env, clickable)
+                # a text element shows its name; a name only in title/aria/hidden text makes it icon-only
+                texts = [e for e, v in zip(clickable, shown) if e.name.strip() and len(e.name) <= 60
+                         and (v is None or norm_text(e.name) in norm_text(v))]
+                icons = [e for e, v in zip(clickable, shown) if not e.name.strip()
+                         or (v is not None and norm_text(e.name) not in norm_text(v))]
                 named = [e for e in obs.elements if e.source == "dom" and e.name.strip()]
                 area = env.evaluate("() => { const a = document.getElementById('area'); if (!a) return null; "
                                     "const r = a.getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; }")
