@@ -4,7 +4,8 @@ For every tasks/mousepad/*.yaml: a sandbox mousepad is reset and set up exactly 
 does (cua.eval.runner.Episode), the recorder starts on its display, and the task is driven the
 way a person would, with real X input from a separate process (xdotool): the pointer glides to
 the centre of the element the task's reference action names (grounded on a fresh observation),
-keys are typed at 60 ms a key, with reading pauses of 300-700 ms between steps. The recording
+keys go through `xdotool type --delay 60`, and between steps the person waits for the screen to
+settle (the menu or dialog to show) and reads it for 300-700 ms. The recording
 is checked by replaying it on a freshly set-up sandbox and running the task's checkers; it is
 then slimmed (no video: the keyframes are what replay and export read) and stored as
 tasks/mousepad/refs/<task_id>/, and the task's `reference:` block gets its demonstration,
@@ -41,7 +42,6 @@ from cua.eval.task import Task, load_tasks
 from cua.perception.ground import GroundingError, ground
 
 SUITE = ROOT / "tasks" / "mousepad"
-REFS = SUITE / "refs"
 ENV_SPEC = "sandbox:mousepad"
 FPS = 2.0
 TYPE_DELAY_MS = 60
@@ -198,7 +198,8 @@ def fresh_snapshot(rec: Any, timeout: float = 5.0) -> None:
 
     The probe snapshots the UI right after each input and every 3 s when idle; a dialog that opens
     a moment after the click that asked for it is missing from that snapshot, and a click on it
-    within 3 s would be attributed to the window underneath (see the report in the README).
+    within 3 s would be attributed to the window underneath and replay there. So, like the
+    recorder's own post-input refresh, ask for one more snapshot once the screen has settled.
     """
     probe = rec.probe
     if not hasattr(probe, "kick"):
@@ -338,17 +339,20 @@ def main() -> int:
         "--only", action="append", default=[], help="Task id to (re-)record; repeatable. Default: all."
     )
     ap.add_argument("--tries", type=int, default=3, help="Recordings per task before giving up on it.")
+    ap.add_argument("--suite", default=str(SUITE), help="Task folder; recordings go to its refs/.")
     ap.add_argument("--no-verify", action="store_true", help="Skip the replay-and-check of each recording.")
     args = ap.parse_args()
 
     from cua.env import make_env
 
-    tasks = load_tasks([SUITE])
+    suite = Path(args.suite).resolve()
+    refs = suite / "refs"
+    tasks = load_tasks([suite])
     unknown = set(args.only) - {t.id for t in tasks}
     if unknown:
         ap.error(f"unknown task id(s) {', '.join(sorted(unknown))}; e.g. {tasks[0].id}")
     chosen = [t for t in tasks if not args.only or t.id in args.only]
-    REFS.mkdir(parents=True, exist_ok=True)
+    refs.mkdir(parents=True, exist_ok=True)
     failed: list[str] = []
     with make_env(ENV_SPEC, sources="a11y") as env:
         for task in chosen:
@@ -368,16 +372,14 @@ def main() -> int:
                 failed.append(task.id)
                 continue
             slim(tmp)
-            dest = REFS / task.id
+            dest = refs / task.id
             shutil.rmtree(dest, ignore_errors=True)
             shutil.move(str(tmp), dest)
             shutil.rmtree(tmp.parent, ignore_errors=True)
             seconds, steps = summarise(dest)
             write_reference(Path(task.source), f"refs/{task.id}", seconds, steps)
             size = sum(p.stat().st_size for p in dest.rglob("*") if p.is_file())
-            print(
-                f"{task.id}: {steps} steps, {seconds:.1f} s, {size / 1024:.0f} KiB -> {dest.relative_to(ROOT)}"
-            )
+            print(f"{task.id}: {steps} steps, {seconds:.1f} s, {size / 1024:.0f} KiB -> {dest}")
     if failed:
         print(f"not recorded: {', '.join(failed)}", file=sys.stderr)
     return 1 if failed else 0

@@ -49,3 +49,32 @@ def test_recorded_references_replay_to_success(tmp_path):
     assert not failed
     assert all(r.reference_seconds and r.reference_seconds > 0 for r in results)
     assert {r.task_id: r.steps for r in results} == {t.id: t.reference.steps for t in chosen}
+
+
+def test_record_references_script_records_a_task_into_its_suite(tmp_path):
+    """The script's example on a one-task copy of the suite: a recording, and the reference block."""
+    import shutil
+    import subprocess
+    import sys
+
+    import yaml
+
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    shutil.copy(SUITE_DIR / "new-tab.yaml", suite)
+    script = Path(__file__).parent.parent / "scripts" / "record_references.py"
+    r = subprocess.run(
+        [sys.executable, str(script), "--suite", str(suite), "--only", "mousepad-new-tab", "--tries", "2"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    ref = yaml.safe_load((suite / "new-tab.yaml").read_text())["reference"]
+    assert ref["demonstration"] == "refs/mousepad-new-tab" and ref["seconds"] > 0 and ref["steps"] == 1
+    assert ref["actions"] == ['hotkey("ctrl", "n")']
+    rec = suite / "refs" / "mousepad-new-tab"
+    assert Session(rec).complete and not (rec / "video.mp4").exists()
+    assert [(s.action.kind, s.action.keys) for s in load_demo(rec).steps] == [("hotkey", ["ctrl", "n"])]
+    assert load_tasks([suite])[0].reference.demonstration == "refs/mousepad-new-tab"
