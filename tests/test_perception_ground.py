@@ -156,3 +156,12 @@ def test_a_word_glued_to_its_neighbours_by_ocr_gets_a_point_inside_the_line():
               attrs={"words": [["namscelerisquesitnunc", 10, 100, 210, 14]]})
     g = ground(Target(text="sit"), Observation(elements=assign_ids([line]), size=(1280, 800)))
     assert g.point == (165, 107)  # characters 14..17 of 21 (x 150..180), not the line centre (115)
+
+
+def test_same_word_in_two_lines_prefers_the_exact_case():
+    els = assign_ids([el("text", "duis sit magna", (10, 100, 140, 14), source="ocr"),
+                      el("text", "scelerisque. Duis quisque", (10, 120, 250, 14), source="ocr")])
+    o = Observation(elements=els, size=(1280, 800))
+    assert ground(Target(text="Duis"), o).element.name.startswith("scelerisque")
+    with pytest.raises(GroundingError, match="equally well"):
+        ground(Target(text="DUIS"), o)

@@ -80,7 +80,9 @@ def text_score(want: str, el: UIElement) -> tuple[float, tuple[int, int] | None]
     if tw:
         for i in range(len(toks) - len(tw) + 1):
             if [x[2] for x in toks[i : i + len(tw)]] == tw:
-                return 0.85, _span_point(el, toks[i][0], toks[i + len(tw) - 1][1])
+                a, b = toks[i][0], toks[i + len(tw) - 1][1]
+                exact_case = el.name[a:b] == " ".join(re.findall(r"\w+", want)) or el.name[a:b] == want.strip()
+                return 0.85 + (0.03 if exact_case else 0.0), _span_point(el, a, b)
     if t in n:
         at = el.name.lower().find(want.strip().lower())
         point = _span_point(el, at, at + len(want.strip())) if at >= 0 else None
