@@ -16,14 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cua.actions import Click, Key
+from cua.actions import Click, Key, Scroll
 from cua.env.base import EnvError
 from cua.perception.elements import Observation, UIElement
 from skills.graph import StateKey, UIGraph, is_visible, state_key, visible_signatures
 from skills.library import SkillLibrary
-from skills.profile import Profile, candidates, clean_name
+from skills.profile import Profile, candidates, clean_name, scroll_edge
 from skills.units import step_for, unit_skill
 
+SCROLL_NOTCHES = 2  # per scroll of a long menu: less than a screenful, so no item is skipped
 ERROR_WORDS = ("error", "warning", "failed", "cannot", "could not")
 CLOSE_WORDS = ("close", "cancel")
 
@@ -146,15 +147,16 @@ class Explorer:
         """Run recorded steps; fast = click the recorded points without observing in between."""
         obs = self._obs
         for s in steps:
+            a = s["action"]
             if fast and "point" in s:
-                self.act(Click(x=s["point"][0], y=s["point"][1]))
-                continue
-            sig = s["action"].get("target", {}).get("signature")
-            obs = self.observe()
-            el = obs.by_signature(sig) if sig else None
-            if el is None:
-                return obs
-            self.act(Click(x=el.center[0], y=el.center[1]))
+                x, y = s["point"]
+            else:
+                obs = self.observe()
+                el = obs.by_signature(a.get("target", {}).get("signature", ""))
+                if el is None:
+                    return obs
+                x, y = el.center
+            self.act(Scroll(x=x, y=y, dy=a["dy"]) if a["kind"] == "scroll" else Click(x=x, y=y))
         return self.observe()
 
     def ensure_at(self, target: StateKey, path: list[tuple[StateKey, dict[str, Any] | None]]) -> bool:
@@ -305,57 +307,61 @@ class Explorer:
                 self.observe()
                 return
             self.note("the start state showed no controls three times; stopping")
-        for n, el in enumerate(cands):
-            if el.signature in tried:
+        edge = scroll_edge(self._obs) if depth > 0 else None  # a menu longer than the screen: scroll it
+        items = [(el, "click") for el in cands] + ([(edge, "scroll")] if edge is not None else [])
+        for n, (el, kind) in enumerate(items):
+            sig = el.signature if kind == "click" else "scroll:" + el.signature
+            if sig in tried:
                 continue
             if n >= self.budget.max_branch:
                 self.note(f"state {' › '.join(names)}: branching limit {self.budget.max_branch} reached")
                 break
-            step = step_for(el)
-            deny = self.profile.denied(el.name)
-            if deny:
-                self.graph.add_transition(key, el.signature, step, None, "denied")
+            step = step_for(el) if kind == "click" else {**step_for(el), "kind": "scroll", "dy": SCROLL_NOTCHES}
+            if kind == "click" and self.profile.denied(el.name):
+                self.graph.add_transition(key, sig, step, None, "denied")
                 continue
             if not self.ensure_at(key, path):
                 self._bad_states[key.exact] = self._bad_states.get(key.exact, 0) + 1
                 return  # come back to this state on the next pass
             cur = self._obs.by_signature(el.signature)
             if cur is None:
-                self.graph.add_transition(key, el.signature, step, None, "error")
+                self.graph.add_transition(key, sig, step, None, "error")
                 continue
             self._pre = self._obs
             t = time.monotonic()
-            ok = self.act(Click(x=cur.center[0], y=cur.center[1]), explore=True)
+            x, y = cur.center
+            ok = self.act(Click(x=x, y=y) if kind == "click" else Scroll(x=x, y=y, dy=SCROLL_NOTCHES), explore=True)
             new = self.observe()
             effect = self.classify(key, new) if ok else "error"
             self.stats.effects[effect] = self.stats.effects.get(effect, 0) + 1
             new_key = state_key(new)
             if effect in ("no_change", "error", "app_closed"):
-                self.graph.add_transition(key, el.signature, step, new_key if effect != "error" else None, effect,
+                self.graph.add_transition(key, sig, step, new_key if effect != "error" else None, effect,
                                           time.monotonic() - t)
                 if effect == "app_closed":
                     self.note(f"{' › '.join(names + [clean_name(el.name)])} closed the app; reset")
                     self.reset()
                 continue
             rec = {"action": step, "point": list(cur.center), "dst": new_key.exact}
-            child_names = names + [clean_name(el.name)]
+            child_names = names + [clean_name(el.name)] if kind == "click" else names  # scrolling names nothing
             steps = [s["action"] for s in st["prefix"]] + [step]
             if effect == "new_state":
                 cand = sorted(visible_signatures(new) - visible_signatures(self._pre))
-                self.graph.add_state(new_key, new, depth + 1, st["prefix"] + [rec], child_names,
+                self.graph.add_state(new_key, new, depth + 1 if kind == "click" else st["depth"],
+                                     st["prefix"] + [rec], child_names,
                                      screenshot=self.save_screen(new_key, new), candidates=cand)
-                if depth + 1 >= self.budget.max_depth or not self.profile.descend(el.name):
+                if kind == "click" and (depth + 1 >= self.budget.max_depth or not self.profile.descend(el.name)):
                     self.graph.mark_done(new_key)
             elif effect == "error_dialog":
                 self.note(f"{' › '.join(child_names)} showed an error dialog")
             skill = None
-            if effect != "error_dialog" and self.lib.get(" › ".join(child_names)) is None:  # before the
+            if kind == "click" and effect != "error_dialog" and self.lib.get(" › ".join(child_names)) is None:  # before the
                 # transition: a kill here leaves an unverified skill that the next run verifies
                 skill = unit_skill(self.app, child_names, steps, el, self._pre, new, self.start_obs, self.volatile)
                 skill.extra["state"] = new_key.exact
                 self.lib.add(skill)
                 self.stats.skills += 1
-            self.graph.add_transition(key, el.signature, step, new_key, effect, time.monotonic() - t)
+            self.graph.add_transition(key, sig, step, new_key, effect, time.monotonic() - t)
             if skill is not None:
                 self.verify(skill.name)
             self.progress()

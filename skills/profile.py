@@ -111,3 +111,10 @@ def _inside(inner: tuple[int, int, int, int], outer: tuple[int, int, int, int]) 
     ix, iy, iw, ih = inner
     ox, oy, ow, oh = outer
     return ox <= ix and oy <= iy and ix + iw <= ox + ow and iy + ih <= oy + oh and iw * ih < ow * oh
+
+
+def scroll_edge(obs: Observation) -> UIElement | None:
+    """The menu item cut by the bottom of the screen (its menu scrolls), if any."""
+    items = [e for e in obs.elements if "menu item" in e.role and is_visible(e, obs.size)]
+    cut = [e for e in items if obs.size[1] and e.bbox[1] + e.bbox[3] >= obs.size[1] - 2]
+    return max(cut, key=lambda e: e.bbox[1]) if cut else None

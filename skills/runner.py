@@ -73,6 +73,25 @@ def wait_for(env: Any, pred, timeout: float = 2.0, obs: Observation | None = Non
     return obs, pred(obs)
 
 
+def scroll_to(env: Any, target: dict[str, Any], obs: Observation, tries: int = 8) -> tuple[Observation, bool]:
+    """Scroll the list holding `target` (found by a visible sibling) down, then up, until it shows."""
+    from cua.actions import Scroll
+
+    sig = target["signature"]
+    suffix = f"/{target.get('role', '')}:{target.get('text', '')}"
+    parent = sig[: -len(suffix)] if sig.endswith(suffix) else sig.rsplit("/", 1)[0]
+    for dy in [3] * tries + [-3] * (2 * tries):
+        sib = next((e for e in obs.elements if e.signature.startswith(parent + "/") and is_visible(e, obs.size)
+                    and e.signature.count("/") == sig.count("/")), None)
+        if sib is None:
+            return obs, False
+        env.act(Scroll(x=sib.center[0], y=sib.center[1], dy=dy))
+        obs = env.observe()
+        if obs.by_signature(sig) is not None:
+            return obs, True
+    return obs, False
+
+
 def _resolve(action: dict[str, Any], obs: Observation) -> dict[str, Any]:
     """Turn `target` / `to_target` into screen points grounded in `obs` (signature first)."""
     from cua.perception.ground import GroundingError, ground
@@ -123,9 +142,16 @@ def run_skill(skill: Skill, env: Any, args: dict[str, Any] | None = None, librar
                                       observation=obs)
             continue
         raw = fill(step.action, values)
-        sig = (raw.get("target") or {}).get("signature")
+        target = raw.get("target") or {}
+        sig = target.get("signature")
         if sig:  # the element may still be appearing (a menu opening): wait for it, bounded
-            obs, _ = wait_for(env, lambda o, sig=sig: o.by_signature(sig) is not None, 2.0, obs)
+            obs, found = wait_for(env, lambda o, sig=sig: o.by_signature(sig) is not None, 0.6, obs)
+            if not found and raw.get("kind") == "scroll":
+                continue  # a scroll that reveals items of a long list: the list is elsewhere already
+            if not found:  # in a scrolled list (menus keep their offset): scroll it to the target
+                obs, found = scroll_to(env, target, obs)
+            if not found:
+                obs, _ = wait_for(env, lambda o, sig=sig: o.by_signature(sig) is not None, 1.5, obs)
         try:
             action = action_from_dict(_resolve(raw, obs))
             res = env.act(action)

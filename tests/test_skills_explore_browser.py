@@ -43,7 +43,7 @@ def explored(tmp_path_factory):
 
 
 def test_explorer_finds_and_verifies_unit_skills(explored):
-    ex, stats, _, _, lib, graph = explored
+    _ex, stats, _, _, lib, graph = explored
     assert stats.stopped == "graph fully explored"
     names = {s.name: s for s in lib.list()}
     dialog = names["File › Find and Replace..."]
@@ -59,7 +59,7 @@ def test_explorer_finds_and_verifies_unit_skills(explored):
 
 
 def test_explorer_survives_crash_trap_clock_and_endless_list(explored):
-    ex, stats, _, _, lib, graph = explored
+    _ex, stats, _, _, lib, graph = explored
     assert graph.counts().get("app_closed", 0) == 1  # Danger › Crash empties the page
     assert any("closed the app" in n for n in stats.notes)
     assert stats.resets >= 2  # the locked dialog ignores Escape and has no close button
@@ -134,5 +134,23 @@ def test_explore_resumes_after_sigkill(tmp_path):
     with SkillLibrary(db) as lib:
         assert lib.get("File › Find and Replace...").status == "verified"
         assert len(lib.list(status="unverified")) == 0  # killed mid-verification ones were verified on resume
-    ps = subprocess.run(["ps", "-o", "pid=", "-g", str(p.pid)], capture_output=True, text=True).stdout.split()
+    ps = subprocess.run(["ps", "-o", "pid=", "-g", str(p.pid)], check=False, capture_output=True, text=True).stdout.split()
     assert ps == [], f"processes left from the killed explorer: {ps}"
+
+
+def test_two_parallel_explorers_share_one_graph(tmp_path):
+    from skills.workers import explore_parallel
+
+    env_spec, prof = write_mini_app(tmp_path)
+    db = tmp_path / "par.db"
+    stats = explore_parallel(lambda: make_env(env_spec, sources="dom"), db, load_profile("mini", prof),
+                             Budget(max_actions=30, minutes=4, max_depth=2), "mini", workers=2, verify_runs=1,
+                             only="^(File|Edit)$")
+    assert stats.stopped in ("graph fully explored", "nothing left within --only"), stats.notes
+    assert not [n for n in stats.notes if n.startswith("worker error")], stats.notes
+    with SkillLibrary(db) as lib:
+        assert lib.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        names = {s.name for s in lib.list(status="verified")}
+        assert {"File", "Edit", "File › Find and Replace...", "Edit › Tint"} <= names
+        assert not any(n.startswith("Danger") for n in names)  # outside --only
+        assert all(len(lib.versions(n)) == 1 for n in names)  # no state explored twice

@@ -89,5 +89,13 @@ def test_cua_skills_list_search_show_verify(explored):
     res = _cua("skills", "verify", "--env", "sandbox:mousepad", "--skills", str(db), "--name", "Search › Find and Replace...")
     assert res.returncode == 0, res.stderr[-2000:]
     assert json.loads(res.stdout.strip().splitlines()[-1]) == {"checked": 1, "drifted": []}
+    with SkillLibrary(db) as lib:  # an app change: the dialog no longer has the element the skill expects
+        s = lib.get("Search › Find and Replace...")
+        drift = s.postcondition.model_copy(update={"present": [*s.postcondition.present, "dialog:Gone/push button:X"]})
+        lib.add(s.model_copy(update={"name": "Drifted", "postcondition": drift}))
+    res = _cua("skills", "verify", "--env", "sandbox:mousepad", "--skills", str(db), "--name", "Drifted")
+    assert res.returncode == 1 and json.loads(res.stdout.strip().splitlines()[-1])["drifted"] == ["Drifted"]
+    with SkillLibrary(db) as lib:
+        assert lib.get("Drifted").status == "failed" and lib.get("Drifted").failed_runs == 1
     res = _cua("skills", "run", "no such skill at all", "--skills", str(tmp := db.parent / "missing.db"))
     assert res.returncode == 1 and "no skill library" in res.stderr and not tmp.exists()
