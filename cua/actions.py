@@ -24,7 +24,7 @@ NAMED_KEYS = MODIFIERS | {
     *(f"f{i}" for i in range(1, 13)),
 }
 KEY_ALIASES = {
-    "return": "enter", "ret": "enter", "kp_enter": "enter", "escape": "esc",
+    "return": "enter", "ret": "enter", "kp_enter": "enter", "linefeed": "enter", "escape": "esc",
     "control": "ctrl", "control_l": "ctrl", "control_r": "ctrl", "ctl": "ctrl", "lctrl": "ctrl",
     "rctrl": "ctrl", "ctrlleft": "ctrl", "ctrlright": "ctrl",
     "alt_l": "alt", "alt_r": "alt", "altleft": "alt", "altright": "alt", "option": "alt",

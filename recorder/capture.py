@@ -29,6 +29,15 @@ from recorder.reduce import gtk_thresholds
 from recorder.store import RecordingError, SessionWriter, VideoWriter
 
 PROBE_READY_S = 30.0
+CHANGE_MIN_PX = 1024  # changed pixels of a UI change (menu, dialog); a caret blink or a typed key is less
+
+
+def ui_changed(prev: np.ndarray | None, arr: np.ndarray) -> bool:
+    """Whether a frame differs from the previous one by more than CHANGE_MIN_PX (on a 4 px grid)."""
+    if prev is None or prev.shape != arr.shape:
+        return True
+    diff = np.any(prev[::4, ::4, :3] != arr[::4, ::4, :3], axis=2)
+    return int(np.count_nonzero(diff)) * 16 >= CHANGE_MIN_PX
 
 
 class ContextProbe(Protocol):
@@ -350,6 +359,8 @@ class Recorder:
             win: WindowProbe | None = WindowProbe(self.display)
         except Exception:  # noqa: BLE001 - frames without window titles beat no frames
             win = None
+        note_frame = getattr(self.probe, "note_frame", None)  # the probe looks again once the UI settles
+        prev: tuple[np.ndarray | None, dict | None] = (None, None)
         with _grabber(self.display) as grab:
             mon = grab.monitors[0]
             nxt = time.monotonic()
@@ -362,6 +373,9 @@ class Recorder:
                         self.errors.append(f"frame: {e}")
                         break
                     t = self.now()
+                    if note_frame is not None:
+                        note_frame(t, window != prev[1] or ui_changed(prev[0], arr))
+                        prev = (arr, window)
                     seq = self.frame_seq
                     if self.sensitive:
                         img = blur_regions(Image.fromarray(arr[:, :, 2::-1]), list(self.sensitive))

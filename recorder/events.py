@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 
 FOCUS_TTL_S = 0.5
 WINDOW_TTL_S = 0.25
+# keysyms pynput reports as a bare keycode (no name, no character): xdotool types "\n" as Linefeed,
+# and KP_Enter with a keymap pynput's keypad table misses; both are Return to the apps
+KEYSYM_NAMES = {0xFF0A: "Linefeed", 0xFF8D: "KP_Enter"}
 
 
 def _key_fields(key: Any) -> tuple[str | None, str | None]:
@@ -36,6 +39,8 @@ def _key_fields(key: Any) -> tuple[str | None, str | None]:
     char = getattr(key, "char", None)
     if char and len(char) == 1 and char.isprintable():
         return None, char
+    if getattr(key, "vk", None) in KEYSYM_NAMES:
+        return normalize_key(KEYSYM_NAMES[key.vk]), None
     return None, None
 
 

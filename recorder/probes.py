@@ -31,24 +31,30 @@ def _as_dict(el: Any) -> dict[str, Any] | None:
 class SnapshotProbe:
     """Pre-action element lookups from snapshots that a background thread keeps fresh.
 
-    A snapshot is taken after every input that may change the UI (and every REFRESH_S when idle).
-    The element under a click is looked up in the latest snapshot that started after the previous
-    input and before the click: the UI as the person saw it, not after the click changed it. All
-    backend calls happen on the probe's own thread (Playwright and AT-SPI clients are thread-bound).
+    A snapshot is taken right after every input that may change the UI, once more SETTLE_S later
+    (the app has reacted: the menu or dialog it opened is there), once the screen settles after
+    a change the frame thread reports (`note_frame`), and every REFRESH_S when idle. The element
+    under a click is looked up in the latest snapshot that started after the previous input and
+    before the click: the UI as the person saw it, not after the click changed it. All backend
+    calls happen on the probe's own thread (Playwright and AT-SPI clients are thread-bound).
     """
 
     cheap_focus = True
     REFRESH_S = 3.0
     WAIT_S = 3.0
+    SETTLE_S = 0.3  # the screen is taken as settled after this long without a change
+    SETTLE_MAX_S = 1.0  # a screen that keeps changing (video, progress) is looked at this often
 
     def __init__(self) -> None:
         self.snaps: list[tuple[float, float, list]] = []  # (started, finished, elements)
         self.cond = threading.Condition()
         self.prev_input = self.last_input = self.focus_change = -1.0
-        self.kick = threading.Event()
+        self.kick = threading.Event()  # set: take a snapshot now
         self.done = threading.Event()
         self.clock: Callable[[], float] = time.monotonic
         self.inflight: float | None = None
+        self.settle_at: float | None = None  # when the snapshot after the last input is due
+        self.change: tuple[float, float] | None = None  # (first, last) screen change not yet looked at
         self.thread: threading.Thread | None = None
         self.error: str | None = None
         self.ready = threading.Event()
@@ -82,17 +88,25 @@ class SnapshotProbe:
         if self.thread is not None:
             self.thread.join(15)
 
+    def _wait_s(self) -> float:
+        """Seconds until the next snapshot is due without a kick: the settle one, else the refresh."""
+        with self.cond:
+            settle = self.settle_at
+        return self.REFRESH_S if settle is None else min(self.REFRESH_S, max(0.0, settle - self.clock()))
+
     def _loop(self) -> None:
         try:
             self._open()
             while not self.done.is_set():
-                self.kick.wait(self.REFRESH_S)
+                self.kick.wait(self._wait_s())
                 self.kick.clear()
                 if self.done.is_set():
                     break
                 t0 = self.clock()
                 with self.cond:
                     self.inflight = t0
+                    if self.settle_at is not None and t0 >= self.settle_at:
+                        self.settle_at = None
                 try:
                     els = self._take()
                 except Exception as e:  # noqa: BLE001 - a failed look must not end the recording
@@ -119,20 +133,41 @@ class SnapshotProbe:
         if kind == "press" or (kind == "key_down" and not typing):
             self.focus_change = t
         if not typing:
+            with self.cond:  # the UI before the app reacts now, and once more after it has
+                self.settle_at = t + self.SETTLE_S
             self.kick.set()
 
+    def note_frame(self, t: float, changed: bool) -> None:
+        """Called by the frame thread for each frame: did the screen or the active window change?
+
+        A snapshot is taken once the screen has been still for SETTLE_S after a change (a dialog
+        that opened a while after the click that asked for it), or every SETTLE_MAX_S while it
+        keeps changing.
+        """
+        with self.cond:
+            if changed:
+                self.change = (self.change[0] if self.change else t, t)
+            if self.change is None:
+                return
+            first, last = self.change
+            if t - last < self.SETTLE_S and t - first < self.SETTLE_MAX_S:
+                return
+            self.change = None
+        self.kick.set()
+
     def _since(self, since: float, until: float) -> list | None:
-        """Elements of the latest snapshot started in [since, until]; waits (bounded) for one in flight."""
+        """Elements of the latest snapshot started in [since, until], waiting (bounded) for one in
+        flight that started there later than the latest finished one."""
         deadline = time.monotonic() + self.WAIT_S
         with self.cond:
             while True:
                 ok = [s for s in self.snaps if since <= s[0] <= until]
-                if ok:
-                    return ok[-1][2]
-                if self.inflight is None or not (since <= self.inflight <= until):
-                    return None
+                best = ok[-1] if ok else None
+                flying = self.inflight
+                if flying is None or not (since <= flying <= until) or (best and flying <= best[0]):
+                    return best[2] if best else None
                 if not self.cond.wait(max(0.0, deadline - time.monotonic())):
-                    return None
+                    return best[2] if best else None
 
     def _latest(self) -> list | None:
         with self.cond:

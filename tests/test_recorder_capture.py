@@ -177,3 +177,20 @@ def test_recorder_for_an_env_records_its_display(display, tmp_path):
         assert s.manifest["env"] == env.spec() and s.manifest["screen_size"] == [1280, 800]
         acts = [a.action.to_json() for a in reduce_events(s.events())]
         assert acts == [{"kind": "click", "x": 33, "y": 44, "button": "left", "clicks": 1}]
+
+
+def test_typed_newline_is_recorded_as_enter(display, tmp_path):
+    """xdotool types "\\n" as the Linefeed keysym, which pynput reports with no name and no character."""
+    rec = Recorder(tmp_path / "n", display, fps=2).start()
+    try:
+        xdo(display, "type", "--delay", "30", "a\nb")
+        xdo(display, "key", "ctrl+alt+q")
+        rec.wait(20)
+    finally:
+        rec.stop()
+    acts = [a.action.to_json() for a in reduce_events(Session(tmp_path / "n").events())]
+    assert acts == [
+        {"kind": "type", "text": "a"},
+        {"kind": "key", "key": "enter"},
+        {"kind": "type", "text": "b"},
+    ]

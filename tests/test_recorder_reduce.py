@@ -338,3 +338,47 @@ def test_click_thresholds_come_from_the_desktop_settings(tmp_path):
     )
     assert [a.action.kind for a in reduce_events(s.rows)] == ["double_click"]  # GTK default: 400 ms
     assert [a.action.kind for a in reduce_events(s.rows, th)] == ["click", "click"]
+
+
+def test_probe_looks_again_once_the_app_has_reacted():
+    """A dialog that shows after the click's own snapshot is in the snapshot the next click uses."""
+    import time
+
+    from cua.perception.elements import UIElement
+    from recorder.capture import ui_changed
+    from recorder.probes import SnapshotProbe
+
+    doc = UIElement(id="a1", role="text", name="", bbox=(0, 0, 400, 400), source="a11y")
+    box = UIElement(
+        id="a2", role="check box", name="Show line numbers", bbox=(100, 100, 20, 20), source="a11y"
+    )
+
+    class _Probe(SnapshotProbe):
+        ui: ClassVar[list] = [doc]
+
+        def _take(self):
+            return list(self.ui)
+
+    p = _Probe()
+    p.start(time.monotonic)
+    try:
+        assert p.wait_ready(10)
+        t = time.monotonic()
+        p.note_input(t, "press", None, False)  # opens the dialog: its snapshot starts at once
+        with p.cond:
+            p.cond.wait_for(lambda: p.snaps[-1][0] >= t, 10)
+        _Probe.ui = [doc, box]  # the dialog shows a moment after that snapshot
+        p.note_frame(time.monotonic(), True)
+        while time.monotonic() < t + 1.0:  # the frame thread sees a still screen
+            time.sleep(0.1)
+            p.note_frame(time.monotonic(), False)
+        p.note_input(time.monotonic(), "press", None, False)
+        assert p.element_at(110, 110)["role"] == "check box"
+    finally:
+        p.stop()
+    frame = np.zeros((80, 120, 4), np.uint8)
+    caret = frame.copy()
+    caret[10:27, 50:52] = 255
+    dialog = frame.copy()
+    dialog[10:70, 10:110] = 255
+    assert not ui_changed(frame, caret) and ui_changed(frame, dialog) and ui_changed(None, frame)

@@ -138,3 +138,56 @@ def test_export_dataset_and_verified_skill(demo1, tmp_path):
         ]
         assert sk.steps[0].action["target"]["signature"].startswith("application:mousepad/")
         assert "x" not in sk.steps[0].action and sk.steps[1].action == {"kind": "type", "text": "{text}"}
+
+
+def _visible(env, role: str, name: str, timeout: float = 30.0):
+    """The element's centre once an observation shows it (AT-SPI may lag on a loaded machine)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        hit = next((e for e in env.observe().elements if e.role == role and e.name == name), None)
+        if hit is not None:
+            return hit.center
+        time.sleep(0.2)
+    raise AssertionError(f"no {role} {name!r} on screen within {timeout} s")
+
+
+def test_click_soon_after_a_dialog_opens_is_on_the_dialog(tmp_path):
+    """The probe looks again once the app has reacted: a click ~1 s after the dialog shows lands on it."""
+    from cua.env import make_env
+    from recorder.capture import Recorder
+    from recorder.demo import load_demo
+    from recorder.replay import replay_path
+
+    out = tmp_path / "prefs"
+    with make_env("sandbox:mousepad", sources="a11y") as env:
+        display = env.sandbox.env["DISPLAY"]
+        rec = Recorder.for_env(env, out, task="turn on line numbers", fps=5).start()
+        try:
+            x, y = _visible(env, "menu", "Edit")
+            xdo(display, "mousemove", str(x), str(y), "click", "1")
+            x, y = _visible(env, "menu item", "Preferences...")
+            xdo(display, "mousemove", str(x), str(y), "mousedown", "1")
+            time.sleep(0.5)  # the item acts on release: the dialog opens after the press's snapshot
+            xdo(display, "mouseup", "1")
+            x, y = _visible(env, "check box", "Show line numbers")
+            time.sleep(0.6)  # a person's reaction time; well under the probe's 3 s idle refresh
+            xdo(display, "mousemove", str(x), str(y), "click", "1")
+            time.sleep(0.5)
+        finally:
+            rec.stop()
+    click = [s for s in load_demo(out).steps if s.action.kind == "click"][-1]
+    assert click.element and (click.element["role"], click.element["name"]) == (
+        "check box",
+        "Show line numbers",
+    ), click.element
+    with make_env("sandbox:mousepad", sources="a11y") as env:
+        rep = replay_path(out, env)
+        assert rep.ok, [s.error for s in rep.steps]
+        states: list = []
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and "checked" not in states:
+            box = [
+                e for e in env.observe().elements if e.role == "check box" and e.name == "Show line numbers"
+            ]
+            states = box[0].states if box else []
+        assert "checked" in states, states
