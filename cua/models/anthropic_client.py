@@ -12,7 +12,16 @@ import os
 import time
 from typing import Any
 
-from cua.models.base import ModelError, ModelReply, Prompt, Usage, cost_of, encode_image, with_backoff
+from cua.models.base import (
+    ModelError,
+    ModelReply,
+    Prompt,
+    Usage,
+    cost_of,
+    encode_image,
+    sdk_retry_hint,
+    with_backoff,
+)
 
 TOOL_VERSION = "computer_20250124"
 BETA_FLAG = "computer-use-2025-01-24"
@@ -21,14 +30,7 @@ BETA_FLAG = "computer-use-2025-01-24"
 def _retry_hint(exc: Exception) -> float | None:
     import anthropic
 
-    if isinstance(exc, (anthropic.APITimeoutError, anthropic.APIConnectionError)):
-        return 0.0
-    if isinstance(exc, anthropic.APIStatusError) and (exc.status_code in (429, 529) or exc.status_code >= 500):
-        try:
-            return float(exc.response.headers.get("retry-after") or 0)
-        except (TypeError, ValueError):
-            return 0.0
-    return None
+    return sdk_retry_hint(anthropic, exc, overloaded=(429, 529))
 
 
 class AnthropicModel:
@@ -76,13 +78,8 @@ class AnthropicModel:
         else:
             create = self.client.messages.create
         usage = Usage(calls=1)
-        try:
-            resp = with_backoff(lambda: create(**kwargs), _retry_hint, usage, retries=self.retries,
-                                what=f"anthropic:{self.name}")
-        except ModelError:
-            raise
-        except Exception as e:
-            raise ModelError(f"anthropic:{self.name} request failed: {e}") from e
+        resp = with_backoff(lambda: create(**kwargs), _retry_hint, usage, retries=self.retries,
+                            what=f"anthropic:{self.name}")
         reply = ModelReply(usage=usage)
         for block in resp.content or []:
             kind = getattr(block, "type", "")

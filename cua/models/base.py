@@ -133,13 +133,27 @@ def with_backoff(call: Callable[[], T], retryable: Callable[[Exception], float |
         except Exception as e:
             hint = retryable(e)
             if hint is None or attempt == retries:
+                if isinstance(e, ModelError):
+                    raise
                 if hint is not None:
                     raise ModelError(f"{what} still failing after {retries} retries: {e}") from e
-                raise
+                raise ModelError(f"{what} request failed: {e}") from e
             usage.retries += 1
             delay = min(cap, hint if hint and hint > 0 else base * 2**attempt)
             time.sleep(delay)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def sdk_retry_hint(sdk: Any, exc: Exception, overloaded: tuple[int, ...] = (429,)) -> float | None:
+    """Retry hint for the openai / anthropic SDKs (same exception names): a delay (0 = default) or None."""
+    if isinstance(exc, (sdk.APITimeoutError, sdk.APIConnectionError)):
+        return 0.0
+    if isinstance(exc, sdk.APIStatusError) and (exc.status_code in overloaded or exc.status_code >= 500):
+        try:
+            return float(exc.response.headers.get("retry-after") or 0)
+        except (TypeError, ValueError):
+            return 0.0
+    return None
 
 
 def parse_model_spec(spec: str) -> tuple[str, str]:

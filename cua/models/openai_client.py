@@ -11,20 +11,22 @@ import os
 import time
 from typing import Any
 
-from cua.models.base import ModelError, ModelReply, Prompt, Usage, cost_of, encode_image, with_backoff
+from cua.models.base import (
+    ModelError,
+    ModelReply,
+    Prompt,
+    Usage,
+    cost_of,
+    encode_image,
+    sdk_retry_hint,
+    with_backoff,
+)
 
 
 def _retry_hint(exc: Exception) -> float | None:
     import openai
 
-    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
-        return 0.0
-    if isinstance(exc, openai.APIStatusError) and (exc.status_code == 429 or exc.status_code >= 500):
-        try:
-            return float(exc.response.headers.get("retry-after") or 0)
-        except (TypeError, ValueError):
-            return 0.0
-    return None
+    return sdk_retry_hint(openai, exc)
 
 
 class OpenAIModel:
@@ -72,12 +74,7 @@ class OpenAIModel:
             model=self.name, messages=self._messages(prompt), max_tokens=self.max_tokens,
             temperature=self.temperature)
         usage = Usage(calls=1)
-        try:
-            resp = with_backoff(call, _retry_hint, usage, retries=self.retries, what=f"openai:{self.name}")
-        except ModelError:
-            raise
-        except Exception as e:
-            raise ModelError(f"openai:{self.name} request failed: {e}") from e
+        resp = with_backoff(call, _retry_hint, usage, retries=self.retries, what=f"openai:{self.name}")
         if not resp.choices:
             raise ModelError(f"openai:{self.name} returned no choices")
         text = resp.choices[0].message.content or ""
@@ -103,12 +100,7 @@ class OpenAIModel:
                     "environment": "linux"}],
             input=[{"role": "user", "content": content}])
         usage = Usage(calls=1)
-        try:
-            resp = with_backoff(call, _retry_hint, usage, retries=self.retries, what=f"openai:{self.name}")
-        except ModelError:
-            raise
-        except Exception as e:
-            raise ModelError(f"openai:{self.name} request failed: {e}") from e
+        resp = with_backoff(call, _retry_hint, usage, retries=self.retries, what=f"openai:{self.name}")
         reply = ModelReply(usage=usage)
         for item in resp.output or []:
             if getattr(item, "type", "") == "computer_call":
