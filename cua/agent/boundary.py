@@ -102,6 +102,26 @@ def retrieve(library: Any, task: str, k: int = 5) -> list[tuple[Any, float]]:
     return hits
 
 
+def prefer_fitting(skills: list[Any], task: str) -> list[Any]:
+    """Re-rank retrieved skills (stable, BM25 order kept among equals): when the task gives values (quoted
+    text, numbers), skills that take parameters first, since one without cannot use them; then skills whose
+    final control (the last UI-path part) the task names more often."""
+    has_values = bool(quoted(task) or _NUMBER.findall(_QUOTED.sub(" ", task)))
+    words = list(_tokens_list(_QUOTED.sub(" ", task)))
+
+    def final_mentions(skill: Any) -> int:
+        last = _tokens(skill.name.split("›")[-1])
+        return sum(w in last for w in words)
+
+    return sorted(skills, key=lambda s: (-(has_values and bool(s.parameters)), -final_mentions(s)))
+
+
+def _tokens_list(text: str) -> list[str]:
+    from skills.library import tokenize
+
+    return tokenize(text)
+
+
 def decide(task: str, matches: list[tuple[Any, float]], has_model: bool, min_cover: float = MIN_COVER) -> Decision:
     """What to do with `task` given library matches (best first) and whether a model is configured."""
     nearest = nearest_list(matches, task)
@@ -110,7 +130,7 @@ def decide(task: str, matches: list[tuple[Any, float]], has_model: bool, min_cov
         s = covering[0][0]
         return Decision("outside", reason=f"the task matches skill {s.name!r}, which is recorded as failed "
                                           f"({s.failed_runs} failed runs)", nearest=nearest)
-    verified = [s for s, _ in covering if s.status == "verified"]
+    verified = prefer_fitting([s for s, _ in covering if s.status == "verified"], task)
     if has_model:
         return Decision("model", nearest=nearest)
     if not verified:
