@@ -163,6 +163,6 @@ def run_skill(skill: Skill, env: Any, args: dict[str, Any] | None = None, librar
                                   observation=obs)
         obs = env.observe()
     post = Condition.model_validate(fill(skill.postcondition.model_dump(), values))
-    obs, ok = wait_for(env, lambda o: not condition_problems(post, o), 2.0, obs)
+    obs, ok = wait_for(env, lambda o: not condition_problems(post, o), 4.0, obs)  # slow, loaded machines
     err = None if ok else f"postcondition of {skill.name!r} fails: {'; '.join(condition_problems(post, obs)[:3])}"
     return SkillRunResult(ok=ok, error=err, steps=results, observation=obs)

@@ -23,3 +23,35 @@ def test_without_values_the_retrieval_order_stands():
     assert (d.kind, d.skill.name) == ("skill", UNIT.name)
     d = decide("Replace 'x' using the Find and Replace dialog", [(FIND, 9.0), (REPLACE, 8.0)], has_model=False)
     assert d.skill.name == REPLACE.name
+
+
+def test_skill_view_perceives_for_a_sub_skill_postcondition():
+    """A composite (sub-skill, then keyboard steps): the sub-skill's postcondition wait must see the new
+    screen, not the observation cached for the keyboard step that follows."""
+    from cua.agent.executor import _SkillView
+    from cua.perception.elements import Observation
+
+    class Lib:
+        def get(self, name):
+            return UNIT_WITH_STEPS if name == UNIT_WITH_STEPS.name else None
+
+    class Env:
+        looks = 0
+
+        def observe(self):
+            Env.looks += 1
+            return Observation(window_title=f"look {Env.looks}")
+
+        def act(self, action):
+            return action
+
+    click = {"kind": "click", "target": {"text": "Search", "signature": "menu:Search"}}
+    UNIT_WITH_STEPS = Skill.model_validate({**UNIT.model_dump(), "steps": [{"action": click}, {"action": click}]})
+    composite = Skill.model_validate({**FIND.model_dump(), "steps": [
+        {"action": {}, "skill": UNIT.name}, {"action": {"kind": "type", "text": "{text}"}}]})
+    view = _SkillView(Env(), composite, library=Lib())
+    assert view.need == [True, True, False]
+    view.observe(), view.act("a"), view.observe(), view.act("b")
+    after = view.observe()          # run_skill's look after the sub-skill's last action: may be cached
+    again = view.observe()          # the postcondition wait looks again: must be a fresh observation
+    assert again is not after and again.window_title == f"look {Env.looks}"

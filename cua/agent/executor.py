@@ -79,7 +79,7 @@ class Executor:
             return StepOutcome(False, self.env.observe(), f"skill {step.skill!r} is not in the library")
         self.env.context = f"skill {skill.name} v{skill.version}"
         current = obs if obs is not None and self.env.last_obs is obs else None
-        res = run_skill(skill, _SkillView(self.env, skill, current), step.args, self.library)
+        res = run_skill(skill, _SkillView(self.env, skill, current, self.library), step.args, self.library)
         obs = res.observation if res.observation is not None else self.env.observe()
         return StepOutcome(res.ok, obs, res.error, results=list(res.steps))
 
@@ -113,6 +113,18 @@ class Executor:
         return StepOutcome(True, after, results=[result], no_effect=no_effect)
 
 
+def _leaf_needs(skill: Any, library: Any, depth: int = 0) -> list[bool]:
+    """Per action the skill will run (sub-skills expanded): whether it needs a fresh observation."""
+    out: list[bool] = []
+    for s in skill.steps:
+        sub = library.get(s.skill) if s.skill and library is not None and depth < 8 else None
+        if sub is not None:
+            out += _leaf_needs(sub, library, depth + 1)
+        else:
+            out.append(bool(s.skill) or needs_screen(s.action))
+    return out
+
+
 def _same_screen(a: Observation, b: Observation) -> bool:
     try:
         return a.image_hash() == b.image_hash()
@@ -130,22 +142,26 @@ class _SkillView:
     """The env as run_skill sees it: perceives only where a step needs grounding, and at the end.
 
     run_skill observes first and after every step; the plan's current observation serves the first
-    look, and when the next step is keyboard-only (no element to find) the previous observation is
-    handed back instead of perceiving a screen nobody will read.
+    look, and when the next action is keyboard-only (no element to find) the previous observation is
+    handed back once instead of perceiving a screen nobody will read. Any further look before the next
+    action (a sub-skill's postcondition wait) perceives for real. Sub-skills count by their own actions.
     """
 
-    def __init__(self, env: Any, skill: Any, current: Observation | None = None):
+    def __init__(self, env: Any, skill: Any, current: Observation | None = None, library: Any = None):
         self.env = env
-        self.need = [bool(s.skill) or needs_screen(s.action) for s in skill.steps]
+        self.need = _leaf_needs(skill, library)
         self.acted = 0
         self.cached: Observation | None = None
         self.current = current  # the latest observation, still valid before the first action
+        self.served = False  # the cached observation was handed back since the last action
 
     def observe(self) -> Observation:
         if self.current is not None and self.acted == 0:
             self.cached, self.current = self.current, None
             return self.cached
-        if self.cached is not None and 0 < self.acted < len(self.need) and not self.need[self.acted]:
+        if (self.cached is not None and not self.served and 0 < self.acted < len(self.need)
+                and not self.need[self.acted]):
+            self.served = True
             return self.cached
         self.cached = self.env.observe()
         return self.cached
@@ -153,6 +169,7 @@ class _SkillView:
     def act(self, action: Any) -> ActionResult:
         result = self.env.act(action)
         self.acted += 1
+        self.served = False
         return result
 
     def __getattr__(self, name: str) -> Any:
