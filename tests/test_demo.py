@@ -1,0 +1,39 @@
+"""`cua demo` end to end with a smaller budget; its page, rendered in Chromium, shows what happened."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+
+def test_demo_pipeline_and_its_report(tmp_path):
+    out = tmp_path / "demo"
+    proc = subprocess.run([sys.executable, "-m", "cua.cli", "demo", "--out", str(out), "--minutes", "3",
+                           "--max-actions", "40", "--only", "^Search$", "--model", "none"],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    page = out / "index.html"
+    assert proc.stdout.strip().splitlines()[-1] == str(page.resolve())
+    from playwright.sync_api import sync_playwright
+
+    from cua.env.browser import find_chromium
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=find_chromium(), args=["--no-sandbox", "--disable-gpu"])
+        pg = browser.new_page()
+        pg.goto(page.as_uri())
+        coverage = float(pg.get_attribute("#coverage", "data-value"))
+        verified = int(pg.inner_text("#verified"))
+        runs = {r.get_attribute("data-task"): (r.get_attribute("data-agent"), r.get_attribute("data-checkers"))
+                for r in pg.query_selector_all("tr.run")}
+        shot = pg.evaluate("document.querySelector('img').naturalWidth")
+        browser.close()
+    assert coverage > 0 and verified > 0 and shot > 0
+    assert runs["covered-unit"] == ("success", "success")
+    assert runs["covered-composite"] == ("success", "success")
+    assert runs["uncovered"][0] == "outside known skills"
+    data = json.loads((out / "demo.json").read_text())
+    assert data["model"] == "none" and all(r["ok"] for r in data["runs"])
+    for r in data["runs"][:2]:  # each covered run links its own trajectory report
+        assert r["report"] and (out / r["report"]).exists()
