@@ -35,7 +35,7 @@ def inject(display: str, n: int, rate: float) -> None:
 
     d = Xlib.display.Display(display)
     nxt = time.monotonic()
-    for i, ev in enumerate(script(n)):
+    for ev in script(n):
         if ev[0] == "move":
             xtest.fake_input(d, X.MotionNotify, x=ev[1], y=ev[2])
         else:

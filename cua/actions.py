@@ -219,7 +219,7 @@ class Goto(_Base):
 
     @model_validator(mode="after")
     def _scheme(self):
-        if not self.url.split(":", 1)[0].lower() in {"http", "https", "file", "about", "data"}:
+        if self.url.split(":", 1)[0].lower() not in {"http", "https", "file", "about", "data"}:
             raise ValueError(f"url {self.url!r} must start with http:, https:, file:, about: or data:")
         return self
 

@@ -302,7 +302,7 @@ def test_dataset_split_by_episode(tmp_path):
         )
         w.frame(0, 0.0)
         w.keyframe(0, Image.new("RGB", (64, 48), "white"))
-        for i, c in enumerate("ab"):
+        for i in range(2):
             w.event({"t": i * 0.1, "kind": "press", "x": 5 + i * 20, "y": 5, "button": "left", "frame": 0})
             w.event(
                 {

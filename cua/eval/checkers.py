@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import re
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from cua.perception.elements import Observation, UIElement
 
@@ -39,7 +40,7 @@ class CheckContext:
         if self.home is None:
             raise CheckerError("this environment exposes no file system to check; use a sandbox env")
         p = p.replace("{home}", str(self.home))
-        path = Path(p[2:] if p.startswith("~/") else p)
+        path = Path(p.removeprefix("~/"))
         return path if path.is_absolute() else self.home / path
 
     def run(self, argv: list[str], timeout: float = 10) -> str:
@@ -147,7 +148,7 @@ def js(ctx: CheckContext, expression: str, expected: Any = True) -> bool:
 
 
 @checker("miniwob_reward")
-def miniwob_reward(ctx: CheckContext, min: float = 1.0) -> bool:  # noqa: A002 - spec field name
+def miniwob_reward(ctx: CheckContext, min: float = 1.0) -> bool:
     """The MiniWoB++ page's own reward reaches `min`."""
     if ctx.miniwob is None:
         raise CheckerError("miniwob_reward needs a `miniwob` setup step that starts the task page")

@@ -40,7 +40,7 @@ def register(app: typer.Typer) -> None:
             todo = resolve_tasks(tasks, seeds)
         except TaskError as e:
             console.print(f"[bold red]error:[/] {e}")
-            raise typer.Exit(2)
+            raise typer.Exit(2) from None
         cfg = EvalConfig(env=env, model=model, skills=str(skills) if skills else None, replay=replay,
                          out=str(out), max_steps=max_steps, env_options={"sources": sources})
         skip = finished_ids(out / "results.jsonl")

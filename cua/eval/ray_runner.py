@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from cua.eval.runner import EpisodeResult, EvalConfig, episode_in_worker
 from cua.eval.task import Task

@@ -12,9 +12,10 @@ import json
 import os
 import subprocess
 import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from pydantic import BaseModel, Field
 

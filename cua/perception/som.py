@@ -77,12 +77,12 @@ def render_som(obs: Observation, elements: list[UIElement] | None = None, max_la
         x, y, w, h = e.bbox
         draw.rectangle((x, y, x + w - 1, y + h - 1), outline=(*colour, 255), width=2)
         label = e.id[1:] if e.id[:1] == "e" and e.id[1:].isdigit() else e.id
-        l, t, r, b = draw.textbbox((0, 0), label, font=font)
-        lw, lh = r - l + 6, b - t + 4
+        left, top, right, bottom = draw.textbbox((0, 0), label, font=font)
+        lw, lh = right - left + 6, bottom - top + 4
         rect = _place((x, y, w, h), lw, lh, base.size, taken, others)
         taken.append(rect)
         draw.rectangle(rect, fill=(*colour, 235))
-        draw.text((rect[0] + 3 - l, rect[1] + 2 - t), label, fill=(*_text_colour(colour), 255), font=font)
+        draw.text((rect[0] + 3 - left, rect[1] + 2 - top), label, fill=(*_text_colour(colour), 255), font=font)
     return Image.alpha_composite(base.convert("RGBA"), overlay).convert("RGB")
 
 
