@@ -20,15 +20,8 @@ app = typer.Typer(
 console = Console(stderr=True)
 ENV_OPT = typer.Option("sandbox:mousepad", "--env", "-e", help="sandbox:APP | desktop | browser:URL | remote:URL")
 
-# area module -> verbs it registers; a missing module leaves "not built yet" stubs.
-AREAS = {
-    "cua.agent.cli": ["run"],
-    "skills.cli": ["explore", "skills"],
-    "recorder.cli": ["record", "replay", "export"],
-    "cua.eval.cli": ["eval"],
-    "vm.cli": ["serve"],
-    "cua.demo": ["demo"],
-}
+# Each area module registers its own verbs: run | explore, skills | record, replay, export | eval | serve | demo.
+AREAS = ("cua.agent.cli", "skills.cli", "recorder.cli", "cua.eval.cli", "vm.cli", "cua.demo")
 
 
 def fail(message: str, code: int = 1) -> None:
@@ -64,13 +57,10 @@ def observe(
         with make_env(env, sources=sources) as e:
             obs = e.observe()
             paths = obs.save(out)
-            try:
-                from cua.perception.som import render_som
+            from cua.perception.som import render_som
 
-                render_som(obs).save(out / "som.png")
-                paths["som"] = out / "som.png"
-            except ImportError:
-                pass
+            render_som(obs).save(out / "som.png")
+            paths["som"] = out / "som.png"
     except EnvError as err:
         fail(str(err))
     by_source: dict[str, int] = {}
@@ -111,25 +101,9 @@ def act(
         raise typer.Exit(1)
 
 
-def _stub(verb: str, area: str):
-    def not_built(ctx: typer.Context) -> None:
-        fail(f"`cua {verb}` is not built yet (its module {area} has not landed)", code=2)
-
-    not_built.__doc__ = f"(not built yet) see DESIGN.md for `cua {verb}`."
-    return not_built
-
-
 def _register_areas() -> None:
-    for module, verbs in AREAS.items():
-        try:
-            importlib.import_module(module).register(app)
-        except ModuleNotFoundError as e:
-            if e.name is None or not module.startswith(e.name):
-                raise  # a missing dependency, not a missing area: let it be seen
-            for verb in verbs:
-                app.command(verb, context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(
-                    _stub(verb, module)
-                )
+    for module in AREAS:
+        importlib.import_module(module).register(app)
 
 
 _register_areas()

@@ -57,8 +57,9 @@ class TrajectoryWriter:
         self.dir = Path(directory)
         (self.dir / "frames").mkdir(parents=True, exist_ok=True)
         self.meta = meta
-        self._steps = open(self.dir / "steps.jsonl", "a", buffering=1)
-        self.count = sum(1 for _ in open(self.dir / "steps.jsonl")) if (self.dir / "steps.jsonl").exists() else 0
+        steps = self.dir / "steps.jsonl"
+        self.count = len(steps.read_text().splitlines()) if steps.exists() else 0  # appending to an earlier run
+        self._steps = open(steps, "a", buffering=1)
         self.write_meta()
 
     def write_meta(self) -> None:

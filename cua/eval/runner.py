@@ -7,9 +7,9 @@ as they finish, so a killed eval resumes by skipping the task ids already there.
 
 from __future__ import annotations
 
-import atexit
 import json
 import os
+import shlex
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -113,7 +113,7 @@ class Episode:
                 app = getattr(self.env, "app_cmd", None) or getattr(getattr(self.env, "sandbox", None), "app_cmd", None)
                 if not app:
                     raise SetupError("`open` needs a sandbox app (sandbox:APP) or the browser env")
-                argv = (app.split() if isinstance(app, str) else list(app)) + [str(self.ctx.path(s.path or ""))]
+                argv = (shlex.split(app) if isinstance(app, str) else list(app)) + [str(self.ctx.path(s.path or ""))]
                 self.launched.append(subprocess.Popen(argv, env=self.ctx.proc_env, start_new_session=True,
                                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
                 if s.text:
@@ -136,14 +136,11 @@ class Episode:
             self.instruction = self.task.instruction.replace("{utterance}", utterance)
 
     def _wait_title(self, text: str, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        title = ""
-        while time.monotonic() < deadline:
-            title = self.env.observe().window_title
-            if text in title:
-                return
-            time.sleep(0.1)
-        raise SetupError(f"no window titled {text!r} within {timeout:.0f}s (last title {title!r})")
+        from skills.runner import wait_for
+
+        obs, ok = wait_for(self.env, lambda o: text in o.window_title, timeout)
+        if not ok:
+            raise SetupError(f"no window titled {text!r} within {timeout:.0f}s (last title {obs.window_title!r})")
 
     def close(self) -> None:
         for p in self.launched:
@@ -251,17 +248,18 @@ _WORKER_ENVS: dict[str, Any] = {}
 def _worker_env(spec: str, options: dict[str, Any]) -> Any:
     """One environment per worker process, reused (reset) across its episodes, closed at exit.
 
-    multiprocessing children leave through os._exit (no atexit), so the close is registered as a
-    multiprocessing finalizer too; the in-process runner and Ray actors call close_worker_envs().
+    multiprocessing children leave through os._exit (no atexit), so the close is a multiprocessing
+    finalizer (which the main process also runs at exit); the in-process runner and Ray actors call
+    close_worker_envs() themselves.
     """
     from multiprocessing import util
 
     from cua.env import make_env
 
     if spec not in _WORKER_ENVS:
+        if not _WORKER_ENVS:
+            util.Finalize(None, close_worker_envs, exitpriority=10)
         _WORKER_ENVS[spec] = make_env(spec, **options)
-        util.Finalize(None, close_worker_envs, exitpriority=10)
-        atexit.register(close_worker_envs)
     return _WORKER_ENVS[spec]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from pathlib import Path
 from typing import Any, Literal
@@ -100,7 +101,5 @@ class Observation(BaseModel):
         meta = self.model_dump(mode="json", exclude={"screenshot"})
         meta["screenshot"] = png.name
         js = out / f"{stem}.json"
-        import json
-
         js.write_text(json.dumps(meta, indent=1))
         return {"png": png, "json": js}
