@@ -75,15 +75,20 @@ def type_into(env: Any, field: Target | str, text: str, clear: bool = True) -> P
     return _run(go)
 
 
+def _click_then_home(env: Any, what: Target | str) -> None:
+    """Focus a field or slider by clicking it, then put its caret or value at the start (Home)."""
+    _, g = _find(env, _target(what))
+    env.act(Click(x=g.point[0], y=g.point[1]))
+    env.act(Key(key="home"))
+
+
 def select_span(env: Any, field: Target | str, start: int, end: int) -> PrimitiveResult:
     """Select characters [start, end) of a single-line field with the keyboard (Home, Right, Shift+Right)."""
     if not 0 <= start <= end:
         return PrimitiveResult(False, f"select_span needs 0 <= start <= end, got start={start}, end={end}")
 
     def go() -> PrimitiveResult:
-        _, g = _find(env, _target(field))
-        env.act(Click(x=g.point[0], y=g.point[1]))
-        env.act(Key(key="home"))
+        _click_then_home(env, field)
         for _ in range(start):
             env.act(Key(key="right"))
         for _ in range(end - start):
@@ -98,9 +103,7 @@ def set_slider(env: Any, slider: Target | str, steps_from_min: int) -> Primitive
         return PrimitiveResult(False, f"steps_from_min must be 0..1000, got {steps_from_min}")
 
     def go() -> PrimitiveResult:
-        _, g = _find(env, _target(slider))
-        env.act(Click(x=g.point[0], y=g.point[1]))
-        env.act(Key(key="home"))
+        _click_then_home(env, slider)
         for _ in range(steps_from_min):
             env.act(Key(key="right"))
         return PrimitiveResult(True, None, env.observe())
