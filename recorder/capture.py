@@ -202,6 +202,7 @@ class Recorder:
             from Xlib import X
 
             rec = self
+            live = threading.Event()
             buttons = {1: "left", 2: "middle", 3: "right"}
             scrolls = {4: (0, -1), 5: (0, 1), 6: (-1, 0), 7: (1, 0)}  # ours: dy > 0 = down
 
@@ -212,6 +213,10 @@ class Recorder:
 
                 def _handle_message(self, display, event, injected):
                     self.xtime = event.time
+                    if not live.is_set():  # before start() returns: only watch for the liveness nudge
+                        if event.type == X.MotionNotify:
+                            live.set()
+                        return
                     if event.type in (X.KeyPress, X.KeyRelease):
                         super()._handle_message(display, event, injected)
                         return
@@ -244,12 +249,35 @@ class Recorder:
                 one.wait()
                 if not one.running:
                     raise RecordingError("the pynput listener stopped at start")
+            self._await_live_input(live)
         finally:
             for key, val in saved.items():
                 if val is None:
                     os.environ.pop(key, None)
                 else:
                     os.environ[key] = val
+
+    def _await_live_input(self, live: threading.Event, timeout: float = 10.0) -> None:
+        """pynput marks its listener ready just before it enables the XRecord context, so the first
+        input could be lost. Nudge the pointer by one pixel (back and forth) until the listener sees
+        a motion: only then is capture live and start() may return."""
+        import Xlib.display
+        from Xlib import X
+        from Xlib.ext import xtest
+
+        d = Xlib.display.Display(self.display)
+        try:
+            deadline, step = time.monotonic() + timeout, 1
+            while not live.wait(0.05):
+                if time.monotonic() > deadline:
+                    raise RecordingError(f"input capture on display {self.display} did not start "
+                                         f"within {timeout:.0f}s (no XRecord events)")
+                pos = d.screen().root.query_pointer()
+                xtest.fake_input(d, X.MotionNotify, x=pos.root_x + step, y=pos.root_y)
+                d.sync()
+                step = -step
+        finally:
+            d.close()
 
     def _unblock_listeners(self) -> None:
         """pynput's record thread blocks on the server; disable its context from a fresh connection."""
