@@ -7,9 +7,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
-console = Console(stderr=True)
+from cua.cli.common import console
 
 
 def register(app: typer.Typer) -> None:

@@ -1,15 +1,15 @@
-"""The `cua` command. Each area registers its verbs from its own `cli` module (imports stay lazy)."""
+"""The `cua` command, the one composition root: each verb group lives in a module of this package."""
 
 from __future__ import annotations
 
 import importlib
 import json
 import os
-import sys
 from pathlib import Path
 
 import typer
-from rich.console import Console
+
+from cua.cli.common import ENV_OPT, console, fail
 
 app = typer.Typer(
     name="cua",
@@ -18,17 +18,10 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console(stderr=True)
-ENV_OPT = typer.Option("sandbox:mousepad", "--env", "-e", help="sandbox:APP | desktop | browser:URL | remote:URL")
 
-# Each area module registers its own verbs: run | explore, skills | record, replay, export | eval | serve | demo.
-AREAS = ("cua.agent.cli", "skills.cli", "recorder.cli", "cua.eval.cli", "vm.cli", "cua.demo", "cua.serve_cli", "vm.image.cli")
-
-
-def fail(message: str, code: int = 1) -> None:
-    """Print one clear error line and exit non-zero."""
-    console.print(f"[bold red]error:[/] {message}")
-    raise typer.Exit(code)
+# Each module registers its verbs: run | explore, skills | record, replay, export | eval | serve | demo | view, mcp | vm.
+AREAS = ("cua.cli.run", "cua.cli.skills", "cua.cli.record", "cua.cli.eval", "cua.cli.serve", "cua.demo", "cua.cli.view",
+         "cua.cli.vm")
 
 
 @app.command()
@@ -120,6 +113,3 @@ def main() -> None:
     os.umask(0o077)
     app(prog_name="cua")
 
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

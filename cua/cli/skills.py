@@ -7,16 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
 
-console = Console(stderr=True)
-SKILLS_OPT = typer.Option(Path("skills.db"), "--skills", "-s", help="Skill library (SQLite file).")
-ENV_OPT = typer.Option("sandbox:mousepad", "--env", "-e", help="sandbox:APP | desktop | browser:URL | remote:URL")
-
-
-def fail(message: str, code: int = 1) -> None:
-    console.print(f"[bold red]error:[/] {message}")
-    raise typer.Exit(code)
+from cua.cli.common import ENV_OPT, SKILLS_OPT, console, fail
 
 
 def app_of(env: str) -> str:
@@ -163,6 +155,7 @@ def register(app: typer.Typer) -> None:
 
         Example: cua skills list --skills lib.db --status verified
         """
+        from rich.console import Console
         from rich.table import Table
 
         with open_library(skills) as lib:
@@ -176,7 +169,7 @@ def register(app: typer.Typer) -> None:
         t = Table("name", "app", "status", "ok/fail", "v", "provenance")
         for s in rows:
             t.add_row(s.name, s.app, s.status, f"{s.verified_runs}/{s.failed_runs}", str(s.version), s.provenance)
-        Console().print(t)
+        Console().print(t)  # the table is the output: stdout
         console.print(f"{len(rows)} skill(s)")
 
     @skills_app.command("show")

@@ -1,0 +1,3 @@
+from cua.cli import main
+
+main()
