@@ -29,12 +29,13 @@ BASE_PACKAGES = [
     "linux-image-amd64", "systemd-sysv", "udev", "dbus", "dbus-x11", "iproute2", "ca-certificates",
     "xvfb", "xauth", "openbox", "x11-utils", "xdotool", "at-spi2-core", "python3-pyatspi", "gir1.2-atspi-2.0",
     "python3", "python3-venv", "fonts-dejavu-core", "libgl1", "libglib2.0-0", "procps",
+    "x11vnc",  # the guest server's /vnc live-view route (vm/guest/vnc.py)
 ]
 # Top-level Python packages the guest server imports (pins come from the host's environment).
 GUEST_PYTHON = [
     "pydantic", "typer", "rich", "pyyaml", "numpy", "pillow", "mss", "pyautogui", "python-xlib", "pynput",
     "rapidocr-onnxruntime", "onnxruntime", "rapidfuzz", "rank-bm25", "httpx", "fastapi", "uvicorn", "av",
-    "opentelemetry-api", "python-multipart",
+    "opentelemetry-api", "python-multipart", "websockets",
 ]
 DEFAULT_CACHE = Path(os.environ.get("CUA_IMAGE_CACHE", "~/.cache/cua/images")).expanduser()
 
