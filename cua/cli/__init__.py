@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from cua.cli.common import ENV_OPT, console, fail
+from cua.cli.common import ENV_OPT, CuaGroup, console, fail
 
 app = typer.Typer(
     name="cua",
@@ -17,6 +17,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=CuaGroup,  # --ca FILE on every command that takes --env
 )
 
 # Each module registers its verbs: run | explore, skills | record, replay, export | eval | serve | demo | view, mcp | vm.

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import typer
 from rich.console import Console
+from typer.core import TyperGroup
 
 console = Console(stderr=True)
 ENV_OPT = typer.Option("sandbox:mousepad", "--env", "-e", help="sandbox:APP | desktop | browser:URL | remote:URL")
@@ -16,3 +18,47 @@ def fail(message: str, code: int = 1) -> None:
     """Print one clear error line and exit non-zero."""
     console.print(f"[bold red]error:[/] {message}")
     raise typer.Exit(code)
+
+
+def _use_ca(value: Path | None) -> Path | None:
+    """--ca FILE: trust this certificate (PEM) for https:// guests; RemoteEnv reads it from $CUA_CA."""
+    if value is not None:
+        path = value.expanduser()
+        if not path.is_file():
+            raise typer.BadParameter(f"{value} is not a file; give the guest's certificate (PEM), the cert.pem "
+                                     "that `cua serve --tls-cert cert.pem` uses")
+        os.environ["CUA_CA"] = str(path.resolve())  # child processes (eval workers) inherit it
+    return value
+
+
+def _ca_option():
+    """The `--ca` click option, built by typer from a one-parameter command."""
+    carrier = typer.Typer()
+
+    @carrier.command()
+    def carrier_cmd(ca: Path | None = typer.Option(
+            None, "--ca", metavar="FILE", callback=_use_ca,
+            help="Certificate (PEM) to trust for an https:// remote:URL guest, e.g. a self-signed one "
+                 "(same as CUA_CA=FILE).")) -> None:
+        """Only carries the option."""
+
+    option = typer.main.get_command(carrier).params[0]
+    option.expose_value = False  # the command never sees it: the callback set $CUA_CA
+    return option
+
+
+def add_ca_option(command) -> None:
+    """Give every command that takes `--env` (and so `remote:URL`) a `--ca FILE` option."""
+    for sub in getattr(command, "commands", {}).values():
+        add_ca_option(sub)
+    params = getattr(command, "params", [])
+    if any("--env" in getattr(p, "opts", ()) for p in params) and not any("--ca" in p.opts for p in params):
+        params.append(_ca_option())
+
+
+class CuaGroup(TyperGroup):
+    """The root `cua` group: adds `--ca` to every command with `--env` once all verbs are registered."""
+
+    def __init__(self, **attrs) -> None:
+        super().__init__(**attrs)
+        add_ca_option(self)

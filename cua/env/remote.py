@@ -43,16 +43,32 @@ def _verify(ca: Path | str | None) -> ssl.SSLContext | bool:
         return True
     path = Path(ca).expanduser()
     if not path.is_file():
-        raise EnvError(f"CA file {path} does not exist; give the guest's certificate (PEM), e.g. ca=guest-cert.pem")
-    return ssl.create_default_context(cafile=str(path))
+        raise EnvError(f"CA file {path} does not exist; give the guest's certificate (PEM): --ca guest-cert.pem")
+    try:
+        return ssl.create_default_context(cafile=str(path))
+    except (ssl.SSLError, ValueError) as e:
+        raise EnvError(f"CA file {path} is not a PEM certificate ({e}); give the cert.pem the guest serves "
+                       "(`cua serve --tls-cert cert.pem`)") from None
 
 
-def _cert_error(e: BaseException) -> bool:
+def _tls_problem(e: BaseException | None, url: str) -> str | None:
+    """What a TLS failure means and what to do about it, or None if `e` is no TLS failure."""
     while e is not None:
         if isinstance(e, ssl.SSLCertVerificationError) or "CERTIFICATE_VERIFY_FAILED" in str(e):
-            return True
+            code = getattr(e, "verify_code", None)
+            why = getattr(e, "verify_message", None) or str(e)
+            if code == 62 or "mismatch" in why.lower():  # X509_V_ERR_HOSTNAME_MISMATCH / IP_ADDRESS_MISMATCH
+                return (f"the TLS certificate of guest {url} names another host ({why}); use the host or IP it "
+                        "was made for, or make one with subjectAltName=IP:ADDR (docs/security.md)")
+            if code == 10 or "expired" in why.lower():
+                return f"the TLS certificate of guest {url} has expired; make a new one on the guest (docs/security.md)"
+            return (f"the TLS certificate of guest {url} is not trusted ({why}); for a self-signed one pass the "
+                    "guest's certificate: --ca cert.pem (or CUA_CA=cert.pem, or RemoteEnv(..., ca='cert.pem'))")
+        if isinstance(e, ssl.SSLError) and ("WRONG_VERSION_NUMBER" in str(e) or "record layer" in str(e)):
+            return (f"guest {url} does not speak TLS (it answered plain HTTP to https://); use "
+                    f"{url.replace('https://', 'http://', 1)}, or start it with --tls-cert/--tls-key")
         e = e.__cause__ or e.__context__
-    return False
+    return None
 
 
 def _retry_after(r: httpx.Response) -> float:
@@ -127,15 +143,19 @@ class RemoteEnv(EnvBase):
             try:
                 r = self._client.request(method, path, **kw)
             except (httpx.ConnectError, httpx.ConnectTimeout) as e:  # never reached the guest: safe to retry
-                if _cert_error(e):
-                    raise EnvError(f"the TLS certificate of guest {self.url} is not trusted ({e}); for a "
-                                   "self-signed one pass its certificate: ca=/path/cert.pem or CUA_CA=/path/cert.pem"
-                                   ) from None
+                problem = _tls_problem(e, self.url)
+                if problem:
+                    raise EnvError(problem) from None
                 last = f"cannot connect ({type(e).__name__}: {e})"
                 self._reconnect()
                 continue
             except httpx.TransportError as e:
+                problem = _tls_problem(e, self.url)
+                if problem:
+                    raise EnvError(problem) from None
                 last = f"{type(e).__name__}: {e}"
+                if self.url.startswith("http://") and isinstance(e, httpx.RemoteProtocolError):
+                    last += " (if the guest was started with --tls-cert, use https://)"
                 self._reconnect()
                 if idempotent:
                     continue
