@@ -6,13 +6,17 @@ from pathlib import Path
 
 import typer
 
+from cua.cli.common import fail
+from cua.cli.model_options import (ALLOW_JS_OPT, ALLOW_URL_OPT, COMPUTER_TOOL_OPT, GROUNDER_OPT, GUI_FAMILY_OPT,
+                                    KEEP_IMAGES_OPT, MODEL_OPT, NO_THREAD_OPT, UPLOAD_DIR_OPT, model_options)
+
 
 def register(app: typer.Typer) -> None:
     @app.command("eval")
     def eval_cmd(
         tasks: list[str] = typer.Argument(..., help="Task files/dirs, or miniwob:NAME[,NAME] / miniwob:all."),
         env: str = typer.Option(None, "--env", "-e", help="ENV overriding each task's own env."),
-        model: str = typer.Option("none", help="Planner model: none | openai:M | anthropic:M | scripted:FILE."),
+        model: str = MODEL_OPT,
         skills: Path = typer.Option(None, help="Skill library (SQLite) for the agent."),
         replay: str = typer.Option(None, help="'reference' (each task's scripted reference) or a DIR of "
                                                "<task_id>/ recordings, instead of the agent."),
@@ -22,21 +26,14 @@ def register(app: typer.Typer) -> None:
         seeds: int = typer.Option(1, min=1, help="Seeds per MiniWoB++ page."),
         max_steps: int = typer.Option(None, help="Override each task's step budget."),
         sources: str = typer.Option("auto", help="Perception sources for the env: auto or a11y,dom,ocr,vision."),
-        computer_tool: str = typer.Option("auto", "--computer-tool", help="Computer-use protocol version: auto "
-                                          "or e.g. computer, computer_use_preview (README: Models)."),
-        no_thread: bool = typer.Option(False, "--no-thread", help="Resend the conversation each turn instead "
-                                       "of chaining it on the server."),
-        keep_images: int = typer.Option(3, "--keep-images", min=1, help="Screenshots kept in a resent conversation."),
-        grounder: str = typer.Option("perception", "--grounder", help="perception (ours) or openai:MODEL: turns a "
-                                     "planner's described targets into points."),
-        allow_js: bool = typer.Option(False, "--allow-js", help="Anthropic browser toolset: offer javascript_exec "
-                                      "(each call still confirmed; --yes approves)."),
-        upload_dir: Path | None = typer.Option(None, "--upload-dir", help="Anthropic browser toolset: the one "
-                                               "directory file uploads may read from (none without it)."),
-        allow_url: list[str] = typer.Option([], "--allow-url", help="Anthropic browser toolset: a URL prefix "
-                                            "navigation may reach besides the start page's site (repeatable)."),
-        gui_family: str = typer.Option("auto", "--gui-family", help="Open GUI model family of openai:MODEL "
-                                       "(auto: from the name)."),
+        computer_tool: str = COMPUTER_TOOL_OPT,
+        no_thread: bool = NO_THREAD_OPT,
+        keep_images: int = KEEP_IMAGES_OPT,
+        grounder: str = GROUNDER_OPT,
+        allow_js: bool = ALLOW_JS_OPT,
+        upload_dir: Path | None = UPLOAD_DIR_OPT,
+        allow_url: list[str] = ALLOW_URL_OPT,
+        gui_family: str = GUI_FAMILY_OPT,
     ) -> None:
         """Evaluate tasks and write results.jsonl + report.html.
 
@@ -51,29 +48,17 @@ def register(app: typer.Typer) -> None:
         from cua.eval.report import write_report
         from cua.eval.runner import EvalConfig, finished_ids, run_eval
         from cua.eval.task import TaskError, resolve_tasks
-        from cua.models.base import ModelError, parse_model_spec
-        from cua.models.protocols import choose
 
         console = Console(stderr=True)
+        options = model_options(model, computer_tool, no_thread, keep_images, grounder, allow_js, upload_dir,
+                                allow_url, gui_family)
         try:
             todo = resolve_tasks(tasks, seeds)
-            kind, name = parse_model_spec(model)
-            if kind in ("openai", "anthropic"):
-                choose(kind, name, computer_tool)
-            from cua.models.grounder import make_grounder
-            from cua.models.gui_families import family_for
-
-            make_grounder(grounder)
-            family_for("", gui_family)
-        except (TaskError, ValueError, ModelError) as e:
-            console.print(f"[bold red]error:[/] {e}")
-            raise typer.Exit(2) from None
+        except TaskError as e:
+            fail(str(e), code=2)
         cfg = EvalConfig(env=env, model=model, skills=str(skills) if skills else None, replay=replay,
                          out=str(out), max_steps=max_steps, env_options={"sources": sources},
-                         model_options={"computer_tool": computer_tool, "thread": not no_thread,
-                                        "keep_images": keep_images, "gui_family": gui_family, "allow_js": allow_js,
-                                        "upload_dir": str(upload_dir) if upload_dir else None,
-                                        "allow_urls": allow_url}, grounder=grounder)
+                         model_options=options, grounder=grounder)
         skip = finished_ids(out / "results.jsonl")
         if skip & {t.id for t in todo}:
             console.print(f"resuming: {len(skip & {t.id for t in todo})} task(s) already done in {out}")

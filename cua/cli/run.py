@@ -8,6 +8,9 @@ from pathlib import Path
 
 import typer
 
+from cua.cli.model_options import (ALLOW_JS_OPT, ALLOW_URL_OPT, COMPUTER_TOOL_OPT, GROUNDER_OPT, GUI_FAMILY_OPT,
+                                    KEEP_IMAGES_OPT, MODEL_OPT, NO_THREAD_OPT, UPLOAD_DIR_OPT, model_options)
+
 
 def register(app: typer.Typer) -> None:
     @app.command("run")
@@ -15,8 +18,7 @@ def register(app: typer.Typer) -> None:
         task: str = typer.Argument(..., help="What to do, in words. Quote skill arguments: type \"hello\"."),
         env: str = typer.Option("sandbox:mousepad", "--env", "-e",
                                 help="sandbox:APP | desktop | browser:URL | remote:URL"),
-        model: str = typer.Option("none", "--model", "-m",
-                                  help="openai:MODEL | anthropic:MODEL | scripted:FILE | none (skills only)"),
+        model: str = MODEL_OPT,
         skills: Path | None = typer.Option(None, "--skills", "-s", help="Skill library (SQLite) to plan with."),
         max_steps: int = typer.Option(30, "--max-steps", min=1, help="Most actions the run may execute."),
         max_seconds: float | None = typer.Option(None, "--max-seconds", help="Wall-time budget in seconds."),
@@ -30,33 +32,23 @@ def register(app: typer.Typer) -> None:
         stop_hotkey: str | None = typer.Option(
             None, "--stop-hotkey", help="Global emergency-stop hotkey (pynput syntax); default "
             "<ctrl>+<alt>+<esc> on --env desktop, off elsewhere ('' disables)."),
-        computer_tool: str = typer.Option("auto", "--computer-tool", help="Computer-use protocol version: auto "
-                                          "(the model's default) or e.g. computer, computer_use_preview, "
-                                          "computer_20250124 (README: Models)."),
-        no_thread: bool = typer.Option(False, "--no-thread", help="Resend the conversation each turn instead of "
-                                       "chaining it on the server (for endpoints without stored responses)."),
-        keep_images: int = typer.Option(3, "--keep-images", min=1, help="Screenshots kept in a resent "
-                                        "conversation; older ones become a placeholder."),
         explain: bool = typer.Option(False, "--explain", help="Print the ranked skill candidates with their "
                                      "scores and why the run/refuse decision went the way it did."),
         retrieval: str = typer.Option("fused", "--retrieval", help="How the task is matched to skills: fused "
                                       "(embeddings + BM25) | bm25 | heuristic (word overlap)."),
-        grounder: str = typer.Option("perception", "--grounder", help="Turns a planner's described targets into "
-                                     "points: perception (ours) or openai:MODEL (UI-TARS, GTA1, OS-Atlas, UGround...; "
-                                     "CUA_GROUNDER_BASE_URL picks its server)."),
         handoff: bool = typer.Option(False, "--handoff", help="When the run stops outside known skills, hand it to "
                                      "a person in a takeover live view, learn a verified skill from what they do "
                                      "(into --skills) and finish the task."),
         live: bool = typer.Option(False, "--live", help="Serve a live view (noVNC, token) of the run's "
                                   "desktop and print its URL; the page shows the current step and outcome."),
-        allow_js: bool = typer.Option(False, "--allow-js", help="Anthropic browser toolset: offer javascript_exec "
-                                      "(each call still confirmed; --yes approves)."),
-        upload_dir: Path | None = typer.Option(None, "--upload-dir", help="Anthropic browser toolset: the one "
-                                               "directory file uploads may read from (none without it)."),
-        allow_url: list[str] = typer.Option([], "--allow-url", help="Anthropic browser toolset: a URL prefix "
-                                            "navigation may reach besides the start page's site (repeatable)."),
-        gui_family: str = typer.Option("auto", "--gui-family", help="Open GUI model family of openai:MODEL: auto "
-                                       "(from the name), ui-tars-1.5, ui-tars-2, qwen2.5-vl, qwen3-vl, opencua..."),
+        computer_tool: str = COMPUTER_TOOL_OPT,
+        no_thread: bool = NO_THREAD_OPT,
+        keep_images: int = KEEP_IMAGES_OPT,
+        grounder: str = GROUNDER_OPT,
+        allow_js: bool = ALLOW_JS_OPT,
+        upload_dir: Path | None = UPLOAD_DIR_OPT,
+        allow_url: list[str] = ALLOW_URL_OPT,
+        gui_family: str = GUI_FAMILY_OPT,
     ) -> None:
         """Run a task with the agent: skills first, then the model; writes a trajectory and report.html.
 
@@ -66,22 +58,10 @@ def register(app: typer.Typer) -> None:
 
         from cua.agent.loop import run_task
         from cua.agent.safety import DEFAULT_STOP_HOTKEY
-        from cua.models.base import ModelError, parse_model_spec
-        from cua.models.protocols import choose
 
         console = Console(stderr=True)
-        try:
-            kind, name = parse_model_spec(model)
-            if kind in ("openai", "anthropic"):
-                choose(kind, name, computer_tool)
-            from cua.models.grounder import make_grounder
-            from cua.models.gui_families import family_for
-
-            make_grounder(grounder)
-            family_for("", gui_family)
-        except (ValueError, ModelError) as e:
-            console.print(f"[bold red]error:[/] {e}")
-            raise typer.Exit(2) from None
+        options = model_options(model, computer_tool, no_thread, keep_images, grounder, allow_js, upload_dir,
+                                allow_url, gui_family)
         if skills is not None and not skills.exists():
             console.print(f"[bold red]error:[/] skill library {str(skills)!r} does not exist; "
                           "build one with `cua explore` or leave out --skills")
@@ -114,9 +94,7 @@ def register(app: typer.Typer) -> None:
                 allow_file_urls=allow_file_urls,
                 confirm=ask if sys.stdin.isatty() else None,
                 env_options={"sources": sources},
-                model_options={"computer_tool": computer_tool, "thread": not no_thread, "keep_images": keep_images,
-                               "gui_family": gui_family, "allow_js": allow_js,
-                               "upload_dir": str(upload_dir) if upload_dir else None, "allow_urls": allow_url},
+                model_options=options,
                 grounder=grounder, retrieval=retrieval,
                 on_step=on_step)
         if view is not None:
