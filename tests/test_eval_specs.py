@@ -26,27 +26,19 @@ def test_bundled_suites_load():
     assert sum(t.id.startswith("para-") for t in tasks) >= 120
 
 
-def test_osworld_subset_maps_to_our_checkers(tmp_path):
+def test_osworld_task_keeps_its_own_evaluator():
+    """An OSWorld task loads whole: its JSON under `osworld`, scored by cua.eval.osworld in the episode."""
     t = load_task(DATA / "supported.json")
-    assert [s.type for s in t.setup] == ["execute", "sleep"]
-    tree = t.checker_tree()
-    assert tree == {"all": [{"all": [
-        {"type": "command_output", "command": ["cat", "hello.txt"], "contains": "hi"},
-        {"not": {"type": "command_output", "command": ["cat", "hello.txt"], "contains": "error"}}]}]}
-    ctx = CheckContext(env=None, home=tmp_path, proc_env={})
-    assert evaluate(tree, ctx) is False
-    (tmp_path / "hello.txt").write_text("hi there")
-    assert evaluate(tree, CheckContext(env=None, home=tmp_path, proc_env={})) is True
+    assert t.osworld and t.osworld["evaluator"]["func"] == "check_include_exclude"
+    assert t.checker_tree() == {"type": "osworld"} and t.setup == []
+    for name in ("unsupported_step.json", "unsupported_metric.json"):  # download / compare_table: loadable now
+        assert load_task(DATA / name).osworld is not None
 
 
-@pytest.mark.parametrize("name, words", [
-    ("unsupported_step.json", "unsupported OSWorld config step 'download'"),
-    ("unsupported_metric.json", "unsupported OSWorld metric 'compare_table'"),
-])
-def test_osworld_unsupported_parts_are_named(name, words):
-    with pytest.raises(TaskError, match=words) as e:
-        load_task(DATA / name)
-    assert name in str(e.value)
+def test_osworld_malformed_task_is_named():
+    with pytest.raises(TaskError, match="not an OSWorld task") as e:
+        task_from_dict({"instruction": "x", "evaluator": {"conj": "xor", "func": "exact_match"}}, "bad.json")
+    assert "bad.json" in str(e.value)
 
 
 @pytest.mark.parametrize("content, suffix, words", [

@@ -201,3 +201,9 @@ def evaluate(tree: dict[str, Any], ctx: CheckContext) -> bool:
         raise CheckerError(f"checker {tree['type']!r} raised {type(e).__name__}: {e}") from None
     ctx.details.append(f"{tree['type']}: {'pass' if ok else 'fail'}")
     return ok
+
+
+@checker("osworld")
+def osworld(ctx: CheckContext) -> bool:
+    """Marks an OSWorld task: the runner scores it with OSWorld's evaluator (cua.eval.osworld), not here."""
+    raise CheckerError("an OSWorld task is scored by its own evaluator (cua.eval.osworld), not a checker tree")

@@ -11,7 +11,7 @@ from statistics import median
 
 from cua.eval.runner import EpisodeResult
 
-COLORS = {"success": "#2e7d32", "failure": "#c62828", "error": "#ef6c00"}
+COLORS = {"success": "#2e7d32", "failure": "#c62828", "error": "#ef6c00", "skipped": "#757575"}
 
 
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -38,6 +38,9 @@ def load_results(path: Path) -> list[EpisodeResult]:
 
 
 def summarize(results: list[EpisodeResult]) -> dict:
+    """Rates over the tasks that ran; skipped ones (cannot run here: an app, an asset) are counted apart."""
+    skipped = sum(r.outcome == "skipped" for r in results)
+    results = [r for r in results if r.outcome != "skipped"]
     n = len(results)
     k = sum(r.outcome == "success" for r in results)
     lo, hi = wilson(k, n)
@@ -45,7 +48,7 @@ def summarize(results: list[EpisodeResult]) -> dict:
            if r.outcome == "success" and r.reference_seconds and r.seconds.get("act")]
     return {
         "tasks": n, "success": k, "failure": sum(r.outcome == "failure" for r in results),
-        "error": sum(r.outcome == "error" for r in results),
+        "error": sum(r.outcome == "error" for r in results), "skipped": skipped,
         "success_rate": round(k / n, 4) if n else 0.0, "ci95": [round(lo, 4), round(hi, 4)],
         "median_seconds": round(median([r.seconds.get("total", 0) for r in results]), 3) if n else 0.0,
         "total_steps": sum(r.steps for r in results), "total_cost": round(sum(r.cost for r in results), 6),

@@ -21,6 +21,8 @@ from pydantic import BaseModel, Field
 
 from cua.eval.ray_runner import run_on_ray
 from cua.eval.checkers import CheckContext, CheckerError, evaluate
+from cua.eval.osworld.episode import OSWorldEpisode, write_result_txt
+from cua.eval.osworld.errors import Skip
 from cua.eval.task import SetupStep, Task
 
 
@@ -39,11 +41,12 @@ class EvalConfig(BaseModel):
     retrieval: str = Field("fused", description="How a task is matched to skills: fused | bm25 | heuristic.")
     model_options: dict[str, Any] = Field(default_factory=dict, description="computer_tool, thread, keep_images")
     grounder: str = Field("perception", description="perception | openai:MODEL (cua.models.grounder)")
+    assets: str | None = Field(None, description="OSWorld asset cache directory (cua osworld assets --fetch).")
 
 
 class EpisodeResult(BaseModel):
     task_id: str
-    outcome: str = Field(..., description="success | failure | error")
+    outcome: str = Field(..., description="success | failure | error | skipped (cannot run here; `error` says why)")
     agent_outcome: str | None = None
     error: str | None = None
     steps: int = 0
@@ -55,6 +58,8 @@ class EpisodeResult(BaseModel):
     reference_seconds: float | None = None
     reference_steps: int | None = None
     instruction: str = ""
+    score: float | None = Field(None, description="OSWorld's score in [0, 1] (OSWorld tasks only).")
+    domain: str | None = Field(None, description="OSWorld domain (OSWorld tasks only).")
 
 
 # ------------------------------------------------------------------------------------ env access
@@ -83,8 +88,12 @@ class Episode:
         self.ctx = CheckContext(env=env, home=env_home(env), proc_env=env_process_vars(env))
         self.launched: list[subprocess.Popen] = []
         self.instruction = task.instruction
+        self.osworld = OSWorldEpisode(task.osworld, env, cfg.assets) if task.osworld else None
 
     def setup(self) -> None:
+        if self.osworld is not None:
+            self.instruction = self.osworld.setup()
+            return
         for i, step in enumerate(self.task.setup):
             try:
                 self._step(step)
@@ -147,6 +156,8 @@ class Episode:
             raise SetupError(f"no window titled {text!r} within {timeout:.0f}s (last title {obs.window_title!r})")
 
     def close(self) -> None:
+        if self.osworld is not None:
+            self.osworld.close()
         for p in self.launched:
             try:
                 os.killpg(p.pid, 9)
@@ -199,7 +210,8 @@ def run_episode(task: Task, env: Any, cfg: EvalConfig) -> EpisodeResult:
     """Reset + setup, act (agent or replay), check. Never raises for task problems: they are outcomes."""
     t0 = time.monotonic()
     secs: dict[str, float] = {}
-    res = EpisodeResult(task_id=task.id, outcome="error", instruction=task.instruction)
+    res = EpisodeResult(task_id=task.id, outcome="error", instruction=task.instruction,
+                        domain=(task.osworld or {}).get("domain") if task.osworld else None)
     if task.reference:
         res.reference_seconds, res.reference_steps = task.reference.seconds, task.reference.steps
     ep = Episode(task, env, cfg)
@@ -213,7 +225,9 @@ def run_episode(task: Task, env: Any, cfg: EvalConfig) -> EpisodeResult:
         secs["setup"] = time.monotonic() - t
         res.instruction = ep.instruction
         t = time.monotonic()
-        if cfg.replay:
+        if cfg.max_steps == 0:
+            res.agent_outcome = "not run (--max-steps 0)"
+        elif cfg.replay:
             res.steps, res.agent_outcome, res.error = _replay(ep, out)
         else:
             from cua.agent.loop import run_task
@@ -229,9 +243,15 @@ def run_episode(task: Task, env: Any, cfg: EvalConfig) -> EpisodeResult:
         t = time.monotonic()
         _quiesce(env)
         ep.ctx._obs = None
-        passed = evaluate(task.checker_tree(), ep.ctx)
+        if ep.osworld is not None:
+            res.score = ep.osworld.score(res.agent_outcome == "failure", ep.ctx.details)
+            passed = res.score >= 1.0
+        else:
+            passed = evaluate(task.checker_tree(), ep.ctx)
         secs["check"] = time.monotonic() - t
         res.outcome = "success" if passed else "failure"
+    except Skip as e:
+        res.outcome, res.error = "skipped", str(e)
     except CheckerError as e:
         res.outcome, res.error = "error", f"checker error: {e}"
     except SetupError as e:
@@ -342,6 +362,8 @@ def run_eval(tasks: list[Task], cfg: EvalConfig, workers: int = 1, ray: str | No
         for r in stream:
             f.write(r.model_dump_json() + "\n")
             f.flush()
+            if r.domain is not None and r.score is not None:
+                write_result_txt(out, r.domain, r.task_id, r.score)
             os.fsync(f.fileno())
             results.append(r)
             if on_result:

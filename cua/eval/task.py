@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
-import shlex
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from cua.eval.osworld.episode import task_fields
+from cua.eval.osworld.spec import OSWorldError
+from cua.eval.osworld.spec import load_path as load_osworld
 
 
 class TaskError(ValueError):
@@ -59,6 +62,8 @@ class Task(BaseModel):
     seed: int | None = Field(None, description="MiniWoB++ episode seed.")
     tags: list[str] = Field(default_factory=list)
     source: str = Field("", description="File the task came from.")
+    osworld: dict[str, Any] | None = Field(None, description="An OSWorld task's own JSON (cua.eval.osworld runs "
+                                           "its set-up and evaluator).")
 
     def checker_tree(self) -> dict[str, Any]:
         return {"all": self.checkers} if isinstance(self.checkers, list) else self.checkers
@@ -72,7 +77,10 @@ def task_from_dict(data: Any, source: str = "<dict>") -> Task:
     if not isinstance(data, dict):
         raise TaskError(f"{source}: a task must be a mapping, got {type(data).__name__}")
     if "evaluator" in data or "config" in data:
-        data = from_osworld(data, source)
+        try:
+            data = task_fields(data, source)
+        except OSWorldError as e:
+            raise TaskError(str(e)) from None
     try:
         task = Task.model_validate({**data, "source": source})
     except ValidationError as e:
@@ -121,83 +129,27 @@ def load_tasks(paths: list[Path | str]) -> list[Task]:
     return tasks
 
 
-# ----------------------------------------------------------------------------- OSWorld subset
-OSWORLD_STEPS = {"launch", "execute", "command", "sleep", "open"}
-OSWORLD_FUNCS = {"exact_match", "check_include_exclude", "infeasible"}
+# ----------------------------------------------------------------------------- OSWorld layouts
+def osworld_index_tasks(path: Path | str, domains: list[str] | None = None) -> list[Task]:
+    """OSWorld's layout (evaluation_examples/, or an index like test_all.json), optionally some domains."""
+    try:
+        found = load_osworld(path, domains)
+    except OSWorldError as e:
+        raise TaskError(str(e)) from None
+    return [Task.model_validate({**task_fields(t.model_dump(mode="json"), t.source), "source": t.source})
+            for t in found]
 
 
-def _osworld_command(params: dict, where: str) -> list[str]:
-    cmd = params.get("command")
-    if isinstance(cmd, str):
-        if params.get("shell"):
-            raise TaskError(f"{where}: shell=true commands are not supported: give `command` as an argument list")
-        cmd = shlex.split(cmd)
-    if not (isinstance(cmd, list) and cmd and all(isinstance(c, str) for c in cmd)):
-        raise TaskError(f"{where}: `command` must be a non-empty argument list")
-    return cmd
-
-
-def _osworld_setup(config: list, source: str) -> list[dict]:
-    out = []
-    for i, step in enumerate(config or []):
-        t, params = step.get("type"), step.get("parameters") or {}
-        where = f"{source}: config[{i}] ({t})"
-        if t not in OSWORLD_STEPS:
-            raise TaskError(f"{where}: unsupported OSWorld config step {t!r}; supported: {', '.join(sorted(OSWORLD_STEPS))}")
-        if t == "launch":
-            out.append({"type": "launch", "command": _osworld_command(params, where)})
-        elif t in {"execute", "command"}:
-            out.append({"type": "execute", "command": _osworld_command(params, where)})
-        elif t == "sleep":
-            out.append({"type": "sleep", "seconds": float(params.get("seconds", 1))})
-        elif t == "open":
-            out.append({"type": "open", "path": str(params.get("path", ""))})
-    return out
-
-
-def _osworld_checker(func: str, result: dict, expected: dict, where: str) -> dict:
-    if func not in OSWORLD_FUNCS:
-        raise TaskError(f"{where}: unsupported OSWorld metric {func!r}; supported: {', '.join(sorted(OSWORLD_FUNCS))}")
-    if func == "infeasible":
-        raise TaskError(f"{where}: 'infeasible' tasks need the agent to declare failure; cua scores them "
-                        f"with outcome checks only, so the metric is not supported")
-    rtype = (result or {}).get("type")
-    rules = (expected or {}).get("rules") or {}
-    if (expected or {}).get("type") != "rule":
-        raise TaskError(f"{where}: only expected.type 'rule' is supported, got {(expected or {}).get('type')!r}")
-    if rtype == "vm_command_line":
-        base = {"type": "command_output", "command": _osworld_command(result, where)}
-    elif rtype == "vm_file":
-        base = {"type": "file_contains", "path": str(result.get("path", ""))}
-    else:
-        raise TaskError(f"{where}: unsupported OSWorld result type {rtype!r}; supported: vm_command_line, vm_file")
-    if func == "exact_match":
-        key = "equals" if base["type"] == "command_output" else "text"
-        if base["type"] == "file_contains":
-            return {"type": "file_equals", "path": base["path"], "content": str(rules.get("expected", ""))}
-        return {**base, key: str(rules.get("expected", ""))}
-    inc = [{**base, "text" if base["type"] == "file_contains" else "contains": str(s)} for s in rules.get("include", [])]
-    exc = [{"not": {**base, "text" if base["type"] == "file_contains" else "contains": str(s)}}
-           for s in rules.get("exclude", [])]
-    return {"all": inc + exc}
-
-
-def from_osworld(data: dict, source: str) -> dict:
-    """Map an OSWorld task JSON onto our spec, or raise TaskError naming the unsupported part."""
-    ev = data.get("evaluator") or {}
-    funcs = ev.get("func")
-    funcs = funcs if isinstance(funcs, list) else [funcs]
-    results = ev.get("result") if isinstance(ev.get("result"), list) else [ev.get("result")] * len(funcs)
-    expects = ev.get("expected") if isinstance(ev.get("expected"), list) else [ev.get("expected")] * len(funcs)
-    checks = [_osworld_checker(str(f), r or {}, e or {}, f"{source}: evaluator") for f, r, e in zip(funcs, results, expects)]
-    conj = "any" if ev.get("conj") == "or" else "all"
-    return {
-        "id": str(data.get("id", Path(source).stem)),
-        "instruction": data.get("instruction", ""),
-        "setup": _osworld_setup(data.get("config", []), source),
-        "checkers": {conj: checks},
-        "tags": ["osworld", *map(str, data.get("related_apps", []))],
-    }
+def _is_osworld_layout(p: Path) -> bool:
+    if p.is_dir():
+        return (p / "test_all.json").is_file()
+    if p.suffix != ".json" or not p.is_file():
+        return False
+    try:
+        data = json.loads(p.read_text())
+    except (OSError, json.JSONDecodeError):
+        return False
+    return isinstance(data, dict) and bool(data) and all(isinstance(v, list) for v in data.values())
 
 
 def miniwob_tasks(spec: str, seeds: int = 1) -> list[Task]:
@@ -225,5 +177,10 @@ def resolve_tasks(specs: list[str], seeds: int = 1) -> list[Task]:
     """Paths (files, directories) and miniwob:... specs, in order."""
     out: list[Task] = []
     for s in specs:
-        out += miniwob_tasks(s, seeds) if str(s).startswith("miniwob:") else load_tasks([s])
+        if str(s).startswith("miniwob:"):
+            out += miniwob_tasks(s, seeds)
+        elif _is_osworld_layout(Path(s)):
+            out += osworld_index_tasks(s)
+        else:
+            out += load_tasks([s])
     return out

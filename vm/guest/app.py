@@ -65,7 +65,13 @@ class GuestState:
         def run() -> Any:
             if self._generation != gen:
                 raise Cancelled()
-            return fn(self._get())
+            env = self._get()
+            clear = getattr(env, "clear_cancel", None)
+            if callable(clear):  # re-arm, then look again: a cancel from here on reaches this call
+                clear()
+                if self._generation != gen:
+                    raise Cancelled()
+            return fn(env)
 
         future = self._worker.submit(run)
         deadline = time.monotonic() + self.cfg.call_timeout
@@ -84,10 +90,11 @@ class GuestState:
             self._busy -= 1
 
     def cancel(self) -> bool:
-        """Stop waiting for the action in progress and drop queued ones; True if one was in progress.
+        """Stop the action in progress and drop queued ones; True if one was in progress.
 
-        A backend with a `cancel()` method is told to stop too; one without finishes its current step in the
-        background (the next call waits for it)."""
+        Its caller stops waiting at once. A backend with a `cancel()` method (the X11 desktops: typing, drags,
+        scrolls and waits stop between two small steps) is told to stop too; one without finishes its current
+        step in the background (the next call waits for it)."""
         busy = self._busy > 0
         self._generation += 1
         hook = getattr(self._env, "cancel", None)

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from cua.eval.osworld.errors import Skip
 from cua.eval.osworld.spec import OSWorldTask
 
 HISTORY_DB_URL = ("https://huggingface.co/datasets/xlangai/ubuntu_osworld_file_cache/resolve/main/chrome/"
@@ -23,7 +24,7 @@ HISTORY_DB_URL = ("https://huggingface.co/datasets/xlangai/ubuntu_osworld_file_c
 ASSETS_ENV = "CUA_OSWORLD_ASSETS"
 
 
-class AssetMissing(RuntimeError):
+class AssetMissing(Skip):
     """A URL a task needs is not in the asset cache: the task is skipped, not failed."""
 
     def __init__(self, url: str, cache: Path | None):

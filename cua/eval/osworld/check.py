@@ -29,7 +29,8 @@ APP_BINARY = {"google-chrome": "chromium", "chrome": "chromium", "chromium": "ch
               "vlc": "vlc", "thunderbird": "thunderbird", "/usr/bin/thunderbird": "thunderbird",
               "code": "code", "vs_code": "code", "vscode": "code", "nautilus": "nautilus",
               "gnome-terminal": "gnome-terminal", "gedit": "gedit"}
-APP_NAME = {"code": "VS Code", "libreoffice": "LibreOffice", "chromium": "Chromium"}
+APP_NAME = {"code": "VS Code", "libreoffice": "LibreOffice", "chromium": "Chromium",
+            "gnome-shell": "a GNOME session (its settings, as OSWorld's VM snapshot has them)"}
 GOOGLE = {"googledrive", "login"}
 NETWORK_CMD = re.compile(r"\b(apt(-get)?\s+(update|install)|pip3?\s+install|wget|curl|git\s+clone|snap\s+install)\b")
 OFFICE = re.compile(r"\.(xlsx|xls|ods|csv|docx|doc|odt|pptx|ppt|odp)$", re.I)
@@ -69,6 +70,8 @@ def needed_apps(task: OSWorldTask) -> list[str]:
             apps.append("libreoffice")
         elif re.search(r"(^|[;&|\n]\s*)gnome-terminal\b", cmd):
             apps.append("gnome-terminal")
+        if re.search(r"\bgsettings\b", cmd):  # GNOME's settings as OSWorld's VM snapshot has them
+            apps.append("gnome-shell")
     for _, s in task.steps():
         if s.type == "open" and OFFICE.search(str(s.parameters.get("path", ""))):
             apps.append("libreoffice")

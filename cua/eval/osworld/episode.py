@@ -1,0 +1,65 @@
+"""An OSWorld task inside cua's runner: the Task fields it maps to, its set-up, its score, result.txt.
+
+The runner (cua/eval/runner.py) keeps its own loop (reset, set-up, agent or replay, check); for a
+task with `osworld` data it calls OSWorldEpisode for the set-up and the check instead of its own.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from cua.eval.osworld.check import check_task, skip_reason
+from cua.eval.osworld.errors import Skip, StepError
+from cua.eval.osworld.evaluate import mapped_steps, score
+from cua.eval.osworld.runtime import Runtime
+from cua.eval.osworld.spec import OSWorldTask, parse_task
+from cua.eval.osworld.steps import run_steps
+
+DESKTOP_ENV = f"sandbox:{sys.executable} -m cua.eval.osworld.desktop"
+
+
+def task_fields(data: dict, source: str) -> dict[str, Any]:
+    """The cua Task fields of an OSWorld task JSON (its own JSON kept whole under `osworld`)."""
+    t = parse_task(data, source, Path(source).parent.name if source.endswith(".json") else "")
+    return {"id": t.id, "instruction": t.instruction, "env": DESKTOP_ENV, "checkers": {"type": "osworld"},
+            "osworld": t.model_dump(mode="json"), "tags": ["osworld", t.domain, *t.related_apps]}
+
+
+class OSWorldEpisode:
+    """Set-up (config steps) and evaluation (post-config, getters, metrics) of one task on one env."""
+
+    def __init__(self, data: dict, env: Any, assets: str | None):
+        self.task: OSWorldTask = OSWorldTask.model_validate(data)
+        self.env, self.assets = env, Path(assets) if assets else None
+        self.rt: Runtime | None = None
+
+    def setup(self) -> str:
+        """Runs the config steps; returns the instruction with OSWorld's paths mapped. Raises Skip."""
+        c = check_task(self.task, self.assets)
+        reason = skip_reason(c)
+        if reason:
+            raise Skip(reason)
+        if c.kind == "unsupported":
+            raise StepError(c.status)
+        self.rt = Runtime(self.env, self.assets)
+        run_steps(self.rt, mapped_steps(self.rt, self.task.config), "config")
+        return self.rt.map(self.task.instruction)
+
+    def score(self, declared_infeasible: bool, details: list[str]) -> float:
+        if self.rt is None:
+            raise StepError("the task was not set up")
+        return score(self.task, self.rt, declared_infeasible, details)
+
+    def close(self) -> None:
+        if self.rt is not None:
+            self.rt.close()
+
+
+def write_result_txt(out: Path, domain: str, task_id: str, value: float) -> Path:
+    """OSWorld's layout: <out>/osworld/<domain>/<task_id>/result.txt holding the score."""
+    d = Path(out) / "osworld" / (domain or "unknown") / task_id
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "result.txt").write_text(f"{value}\n")
+    return d / "result.txt"
