@@ -22,7 +22,7 @@ app = typer.Typer(
 
 # Each module registers its verbs: run | explore, skills | record, replay, export | eval | serve | demo | view, mcp | vm.
 AREAS = ("cua.cli.run", "cua.cli.skills", "cua.cli.record", "cua.cli.eval", "cua.cli.serve", "cua.demo", "cua.cli.view",
-         "cua.cli.vm")
+         "cua.cli.vm", "cua.cli.osworld")
 
 
 @app.command()

@@ -14,7 +14,11 @@ from cua.cli.model_options import (ALLOW_JS_OPT, ALLOW_URL_OPT, COMPUTER_TOOL_OP
 def register(app: typer.Typer) -> None:
     @app.command("eval")
     def eval_cmd(
-        tasks: list[str] = typer.Argument(..., help="Task files/dirs, or miniwob:NAME[,NAME] / miniwob:all."),
+        tasks: list[str] = typer.Argument(None, help="Task files/dirs (OSWorld's evaluation_examples/ too), or "
+                                          "miniwob:NAME[,NAME] / miniwob:all."),
+        index: Path = typer.Option(None, "--index", help="OSWorld index (test_all.json) of the tasks to run."),
+        domains: str = typer.Option(None, "--domains", help="With --index: comma list of domains, e.g. chrome,os."),
+        assets: Path = typer.Option(None, "--assets", help="OSWorld asset cache (cua osworld assets --fetch)."),
         env: str = typer.Option(None, "--env", "-e", help="ENV overriding each task's own env."),
         model: str = MODEL_OPT,
         skills: Path = typer.Option(None, help="Skill library (SQLite) for the agent."),
@@ -24,7 +28,8 @@ def register(app: typer.Typer) -> None:
         ray: str = typer.Option(None, help="Run on Ray: 'auto' (a running cluster, else a local one) or ADDR."),
         out: Path = typer.Option(Path("eval-out"), "--out", "-o", help="Results dir (resumes if it exists)."),
         seeds: int = typer.Option(1, min=1, help="Seeds per MiniWoB++ page."),
-        max_steps: int = typer.Option(None, help="Override each task's step budget."),
+        max_steps: int = typer.Option(None, min=0, help="Override each task's step budget; 0: set-up and "
+                                      "evaluator only (no agent)."),
         sources: str = typer.Option("auto", help="Perception sources for the env: auto or a11y,dom,ocr,vision."),
         computer_tool: str = COMPUTER_TOOL_OPT,
         no_thread: bool = NO_THREAD_OPT,
@@ -47,18 +52,23 @@ def register(app: typer.Typer) -> None:
 
         from cua.eval.report import write_report
         from cua.eval.runner import EvalConfig, finished_ids, run_eval
-        from cua.eval.task import TaskError, resolve_tasks
+        from cua.eval.task import TaskError, osworld_index_tasks, resolve_tasks
 
         console = Console(stderr=True)
         options = model_options(model, computer_tool, no_thread, keep_images, grounder, allow_js, upload_dir,
                                 allow_url, gui_family)
         try:
-            todo = resolve_tasks(tasks, seeds)
+            todo = resolve_tasks(tasks or [], seeds)
+            if index:
+                todo += osworld_index_tasks(index, [d.strip() for d in domains.split(",")] if domains else None)
+            if not todo:
+                raise TaskError("no tasks: give task files/dirs or --index FILE")
         except TaskError as e:
             fail(str(e), code=2)
         cfg = EvalConfig(env=env, model=model, skills=str(skills) if skills else None, replay=replay,
                          out=str(out), max_steps=max_steps, env_options={"sources": sources},
-                         model_options=options, grounder=grounder)
+                         model_options=options, grounder=grounder,
+                         assets=str(assets.resolve()) if assets else None)
         skip = finished_ids(out / "results.jsonl")
         if skip & {t.id for t in todo}:
             console.print(f"resuming: {len(skip & {t.id for t in todo})} task(s) already done in {out}")
@@ -74,9 +84,9 @@ def register(app: typer.Typer) -> None:
         report = write_report(out)
         s = json.loads((out / "summary.json").read_text())  # what the report shows
         table = Table(title=f"cua eval: {s['success']}/{s['tasks']} passed")
-        for c in ("success rate", "95% CI", "failures", "errors", "median s", "steps", "cost $"):
+        for c in ("success rate", "95% CI", "failures", "errors", "skipped", "median s", "steps", "cost $"):
             table.add_column(c)
         table.add_row(f"{s['success_rate']:.1%}", f"{s['ci95'][0]:.0%}–{s['ci95'][1]:.0%}", str(s["failure"]),
-                      str(s["error"]), f"{s['median_seconds']:.2f}", str(s["total_steps"]), f"{s['total_cost']:.4f}")
+                      str(s["error"]), str(s.get("skipped", 0)), f"{s['median_seconds']:.2f}", str(s["total_steps"]), f"{s['total_cost']:.4f}")
         Console().print(table)
         print(report)
