@@ -10,7 +10,7 @@ APT_PACKAGES := xvfb xauth openbox xdotool x11-utils x11-xserver-utils dbus dbus
 	ffmpeg graphviz mmdebstrap qemu-system-x86 qemu-utils e2fsprogs
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: setup apt venv demo test bench train-detector lint clean
+.PHONY: setup apt venv demo test bench train-detector lint clean osworld-golden
 
 setup: apt venv
 
@@ -28,7 +28,7 @@ venv: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/pip install -q --disable-pip-version-check -e '.[dev]'
+	$(BIN)/pip install -q --disable-pip-version-check -e '.[dev,osworld]'
 	@touch $@
 
 demo: setup
@@ -45,6 +45,16 @@ bench: setup
 train-detector: setup
 	$(BIN)/pip install -q --disable-pip-version-check -e '.[dev,train]'
 	$(BIN)/python -m cua.perception.detect_train
+
+# OSWorld's reference metrics (desktop-env, no deps) in a throwaway venv -> tests/osworld/golden.jsonl
+GOLDEN_VENV := build/osworld-golden-venv
+osworld-golden:
+	@test -x $(GOLDEN_VENV)/bin/python || $(PY) -m venv $(GOLDEN_VENV)
+	$(GOLDEN_VENV)/bin/pip install -q --disable-pip-version-check --no-deps desktop-env==1.0.2
+	$(GOLDEN_VENV)/bin/pip install -q --disable-pip-version-check openpyxl pandas python-docx python-pptx \
+	  pdfplumber pypdf PyPDF2 rapidfuzz imagehash scikit-image lxml cssselect beautifulsoup4 xmltodict \
+	  tldextract formulas pymupdf mutagen odfpy opencv-python-headless pyyaml numpy scipy fastdtw
+	$(GOLDEN_VENV)/bin/python scripts/osworld_golden.py
 
 lint: setup
 	$(BIN)/ruff check cua skills recorder vm tests benchmarks
