@@ -25,6 +25,7 @@ from vm.guest.exec import ExecError, ExecRequest, ExecResult, run_argv
 from vm.guest.files import FileAccessError, FileRoot
 from vm.guest.middleware import AuthMiddleware, BodyLimitMiddleware
 from vm.guest.statuses import document_statuses
+from vm.guest.vnc import add_vnc_route
 from cua.env.wire import MEDIA_TYPES, ImageFormat, ObservationWire, observation_to_wire
 
 API_VERSION = "1"
@@ -342,6 +343,7 @@ def create_app(cfg: GuestConfig) -> FastAPI:
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:  # never leak a traceback
         return JSONResponse({"detail": f"internal error: {type(exc).__name__}"}, status_code=500)
 
+    add_vnc_route(app, state.env)  # WebSocket /vnc: the live view of this desktop (behind the token too)
     document_statuses(app)
     guard = AuthGuard(cfg.token, **cfg.guard_options)
     app.add_middleware(BodyLimitMiddleware, default=cfg.max_body, per_path={"/files": cfg.max_file})

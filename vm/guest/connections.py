@@ -133,6 +133,13 @@ def guarded_protocol(guard: ConnectionGuard) -> type[H11Protocol]:
             super().on_response_complete()
             self._saw_head(before)  # a pipelined request may have been parsed just now
 
+        def handle_websocket_upgrade(self, event: Any) -> None:
+            """A complete head asked for a WebSocket (/vnc): the socket leaves this protocol, and the guard."""
+            self._disarm()
+            guard.head_received(self)
+            guard.closed(self, self.client)
+            super().handle_websocket_upgrade(event)
+
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
             guard.closed(self, self.client)

@@ -32,10 +32,7 @@ class AuthMiddleware:
         self.app, self.guard, self.connections = app, guard, connections
 
     async def __call__(self, scope: Scope, receive, send) -> None:
-        if scope["type"] != "http":
-            if scope["type"] == "websocket":
-                await send({"type": "websocket.close", "code": 1008})
-                return
+        if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
         client = (scope.get("client") or ("unknown", 0))[0]
@@ -49,6 +46,9 @@ class AuthMiddleware:
             if self.connections is not None:
                 self.connections.trust(scope.get("client"))
             await self.app(scope, receive, send)
+            return
+        if scope["type"] == "websocket":  # a WebSocket (/vnc) without the token: refused before the handshake
+            await send({"type": "websocket.close", "code": 1008})
             return
         if wait > 0:
             await _send_json(send, 429, f"too many failed authentication attempts; retry in {wait:.0f} s",

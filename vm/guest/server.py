@@ -25,7 +25,8 @@ def server_config(app: FastAPI, host: str, port: int, tls_cert: Path | None = No
     """
     if (tls_cert is None) != (tls_key is None):
         raise ValueError("TLS needs both --tls-cert and --tls-key")
-    return uvicorn.Config(app, host=host, port=port, http=guarded_protocol(app.state.connection_guard), ws="none",
+    return uvicorn.Config(app, host=host, port=port, http=guarded_protocol(app.state.connection_guard),
+                          ws="websockets-sansio",  # only /vnc (the live view), behind the token
                           log_level=log_level, server_header=False, date_header=False, proxy_headers=False,
                           timeout_keep_alive=KEEP_ALIVE_S, access_log=False,
                           ssl_certfile=str(tls_cert) if tls_cert else None,
