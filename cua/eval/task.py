@@ -113,7 +113,8 @@ def load_tasks(paths: list[Path | str]) -> list[Task]:
     for p in map(Path, paths):
         if p.is_dir():
             files += sorted(f for f in p.rglob("*") if f.suffix in {".json", ".yaml", ".yml"} and f.is_file()
-                            and not (f.parent / "events.sqlite").exists())  # not a recording's manifest (refs/)
+                            and not (f.parent / "events.sqlite").exists()  # not a recording's manifest (refs/)
+                            and not _in_osworld_layout(f, p))
         elif p.exists():
             files.append(p)
         else:
@@ -138,6 +139,11 @@ def osworld_index_tasks(path: Path | str, domains: list[str] | None = None) -> l
         raise TaskError(str(e)) from None
     return [Task.model_validate({**task_fields(t.model_dump(mode="json"), t.source), "source": t.source})
             for t in found]
+
+
+def _in_osworld_layout(f: Path, top: Path) -> bool:
+    """Files of an OSWorld layout below `top` (a dir with test_all.json) load through its index instead."""
+    return any((d / "test_all.json").is_file() for d in f.parents if d != top and d.is_relative_to(top))
 
 
 def _is_osworld_layout(p: Path) -> bool:
