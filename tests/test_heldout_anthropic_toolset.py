@@ -9,17 +9,13 @@ from __future__ import annotations
 import base64
 import io
 import json
-import os
-import subprocess
-import sys
-import threading
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from PIL import Image
 
 from cua.perception.ocr import ocr
+from tests.heldout_fixtures import cua_run, json_endpoint
 
 
 class Strict:
@@ -100,40 +96,14 @@ class Strict:
                 "stop_reason": stop, "stop_sequence": None, "usage": {"input_tokens": 12, "output_tokens": 4}}
 
 
-def serve(state: Strict) -> ThreadingHTTPServer:
-    class H(BaseHTTPRequestHandler):
-        def log_message(self, *a):
-            pass
-
-        def do_POST(self):  # noqa: N802
-            body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
-            code, doc = state.handle(body) if self.path.split("?")[0].endswith("/v1/messages") else (
-                404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
-            data = json.dumps(doc).encode()
-            self.send_response(code)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    return srv
-
-
 @pytest.mark.parametrize("threaded", [True, False], ids=["thread", "no-thread"])
 def test_toolset_opens_find_and_replace(tmp_path, threaded):
     state = Strict(threaded)
-    srv = serve(state)
-    try:
-        env = {**os.environ, "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{srv.server_port}",
-               "ANTHROPIC_API_KEY": "sk-ant-test"}
-        args = [sys.executable, "-m", "cua.cli", "run", "Open the Find and Replace dialog", "--env", "sandbox:mousepad",
-                "--model", "anthropic:claude-sonnet-5-5", "--max-steps", "12", "--out", str(tmp_path / "run")]
-        r = subprocess.run(args + ([] if threaded else ["--no-thread"]), env=env, capture_output=True, text=True,
-                           timeout=300)
-    finally:
-        srv.shutdown()
+    with json_endpoint("/v1/messages", state.handle, {"type": "error", "error": {"type": "not_found_error",
+                                                                                 "message": "no such route"}}) as url:
+        r = cua_run("Open the Find and Replace dialog", "anthropic:claude-sonnet-5-5", tmp_path / "run",
+                    {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-ant-test"},
+                    *([] if threaded else ["--no-thread"]))
     assert not state.errors, state.errors
     assert r.returncode == 0, r.stderr[-3000:]
     assert json.loads(r.stdout.strip().splitlines()[-1])["outcome"] == "success"

@@ -8,16 +8,12 @@ from __future__ import annotations
 import base64
 import io
 import json
-import os
-import subprocess
-import sys
-import threading
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from PIL import Image
 
 from cua.perception.ocr import ocr
+from tests.heldout_fixtures import cua_run, json_endpoint
 
 MAX_SIDE = 4096
 
@@ -97,39 +93,12 @@ class Strict:
                           "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}}
 
 
-def serve(state: Strict) -> ThreadingHTTPServer:
-    class H(BaseHTTPRequestHandler):
-        def log_message(self, *a):  # quiet
-            pass
-
-        def do_POST(self):  # noqa: N802
-            body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
-            if self.path.rstrip("/").endswith("/responses"):
-                code, doc = state.handle(body)
-            else:
-                code, doc = 404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}}
-            data = json.dumps(doc).encode()
-            self.send_response(code)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    return srv
-
-
 def test_ga_computer_tool_opens_find_and_replace(tmp_path):
     state = Strict()
-    srv = serve(state)
-    try:
-        env = {**os.environ, "OPENAI_BASE_URL": f"http://127.0.0.1:{srv.server_port}/v1", "OPENAI_API_KEY": "sk-test"}
-        r = subprocess.run([sys.executable, "-m", "cua.cli", "run", "Open the Find and Replace dialog", "--env",
-                            "sandbox:mousepad", "--model", "openai:gpt-5.4", "--max-steps", "12", "--out",
-                            str(tmp_path / "run")], env=env, capture_output=True, text=True, timeout=300)
-    finally:
-        srv.shutdown()
+    with json_endpoint("/responses", state.handle, {"error": {"message": "no such route",
+                                                              "type": "invalid_request_error"}}) as url:
+        r = cua_run("Open the Find and Replace dialog", "openai:gpt-5.4", tmp_path / "run",
+                    {"OPENAI_BASE_URL": f"{url}/v1", "OPENAI_API_KEY": "sk-test"})
     assert not state.errors, state.errors
     assert r.returncode == 0, r.stderr[-3000:]
     assert json.loads(r.stdout.strip().splitlines()[-1])["outcome"] == "success"

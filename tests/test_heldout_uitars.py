@@ -8,15 +8,11 @@ import base64
 import io
 import json
 import math
-import os
-import subprocess
-import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from PIL import Image
 
 from cua.perception.ocr import ocr
+from tests.heldout_fixtures import cua_run, json_endpoint
 
 
 def smart_resize(height: int, width: int, factor: int = 28, min_pixels: int = 100 * 28 * 28,
@@ -79,30 +75,9 @@ class Policy:
 
 def test_uitars_opens_find_and_replace(tmp_path):
     policy = Policy()
-
-    class H(BaseHTTPRequestHandler):
-        def log_message(self, *a):
-            pass
-
-        def do_POST(self):  # noqa: N802
-            body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
-            code, doc = policy.handle(body) if self.path.endswith("/chat/completions") else (404, {"error": {}})
-            data = json.dumps(doc).encode()
-            self.send_response(code)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    try:
-        env = {**os.environ, "OPENAI_BASE_URL": f"http://127.0.0.1:{srv.server_port}/v1", "OPENAI_API_KEY": "x"}
-        r = subprocess.run([sys.executable, "-m", "cua.cli", "run", "Open the Find and Replace dialog", "--env",
-                            "sandbox:mousepad", "--model", "openai:ui-tars-1.5-7b", "--max-steps", "10", "--out",
-                            str(tmp_path / "run")], env=env, capture_output=True, text=True, timeout=300)
-    finally:
-        srv.shutdown()
+    with json_endpoint("/chat/completions", policy.handle, {"error": {}}) as url:
+        r = cua_run("Open the Find and Replace dialog", "openai:ui-tars-1.5-7b", tmp_path / "run",
+                    {"OPENAI_BASE_URL": f"{url}/v1", "OPENAI_API_KEY": "x"}, max_steps=10)
     assert not policy.errors, policy.errors
     assert r.returncode == 0, r.stderr[-3000:]
     assert json.loads(r.stdout.strip().splitlines()[-1])["outcome"] == "success"
