@@ -245,12 +245,27 @@ class DesktopEnv(EnvBase):
             raise EnvError(f"action kind {kind!r} is not supported by the X11 env")
 
     def _wait(self, action: Any, t0: float) -> ActionResult:
-        """`wait` = wait up to `seconds` for the screen to settle (returns early once stable)."""
-        before = self._grab()
-        s = wait_settled(self._grab, timeout=max(action.seconds, 0.0), stable_for=max(action.seconds, 0.0),
+        """`wait` = wait up to `seconds` for the screen to settle (returns early once stable; cancellable)."""
+        def grab() -> int:
+            self.x.check_cancel("the wait")
+            return self._grab()
+
+        before = grab()
+        s = wait_settled(grab, timeout=max(action.seconds, 0.0), stable_for=max(action.seconds, 0.0),
                          before=before)
         return ActionResult(action=action.to_json(), ok=True, changed=s.changed, settled=s.settled,
                             timings={"settle": s.elapsed, "total": time.monotonic() - t0})
+
+    # -- cancel (POST /cancel on the guest) -----------------------------------------------------
+    def cancel(self) -> None:
+        """Stop the action in progress between two of its steps (typing, drag, scroll, wait); from any thread."""
+        if self.x is not None:
+            self.x.cancel()
+
+    def clear_cancel(self) -> None:
+        """Re-arm after a cancel: the caller's next action runs in full."""
+        if self.x is not None:
+            self.x.clear_cancel()
 
     # -- life cycle ---------------------------------------------------------------------------
     def reset(self) -> Observation:

@@ -236,6 +236,10 @@ class RemoteEnv(EnvBase):
         r = self.request("POST", "/act", json=sent.model_dump(mode="json", exclude_none=True))
         return ActionResult.model_validate(r.json())
 
+    def cancel(self) -> bool:
+        """Stop the guest's action in progress (POST /cancel; safe from another thread); True if one was."""
+        return bool(self.request("POST", "/cancel").json().get("cancelled"))
+
     def screenshot_bytes(self, fmt: str = "jpeg", scale: float = 1.0, quality: int = 85, reuse: bool = True) -> bytes:
         """The encoded screen (JPEG or PNG bytes), e.g. to stream or store without decoding."""
         params = {"format": fmt, "scale": scale, "quality": quality, "reuse": str(reuse).lower()}

@@ -5,6 +5,9 @@ Any unicode character can be typed: characters missing from the keymap are bound
 (kept bound, rotated only when the spares run out, so an app never sees a keycode change under a
 key event it has not read yet).
 
+Long actions (typing, drags, scrolls) check a cancel flag between small steps: `cancel()` from any thread
+stops them there (a held button is released first) with `ActionCancelled`; `clear_cancel()` re-arms.
+
 Example:
     x = XInput(":1"); x.click(100, 200); x.type_text("héllo ✓"); x.hotkey(["ctrl", "s"])
 """
@@ -29,6 +32,11 @@ KEYSYM_NAMES = {
 }
 CHAR_KEYS = {"\n": "enter", "\r": "enter", "\t": "tab"}
 BUTTONS = {"left": 1, "middle": 2, "right": 3}
+TYPE_STEP = 16  # keys sent (and synced) between two cancel checks
+
+
+class ActionCancelled(EnvError):
+    """The action in progress was stopped by cancel() between two of its steps."""
 
 
 def char_keysym(ch: str) -> int:
@@ -56,6 +64,7 @@ class XInput:
             raise EnvError(f"X display {display} has no XTEST extension; start Xvfb/Xorg with XTEST enabled")
         self.lock = threading.RLock()
         self._tls = threading.local()
+        self._cancel = threading.Event()
         lo, hi = self.d.display.info.min_keycode, self.d.display.info.max_keycode
         mapping = self.d.get_keyboard_mapping(lo, hi - lo + 1)
         self._spare = [lo + i for i, syms in enumerate(mapping) if not any(syms)]
@@ -84,6 +93,19 @@ class XInput:
 
     def sync(self) -> None:
         self._x(self.d.sync)
+
+    # -- cancel -------------------------------------------------------------------------------
+    def cancel(self) -> None:
+        """Stop the long action in progress at its next step (thread-safe; stays set until clear_cancel)."""
+        self._cancel.set()
+
+    def clear_cancel(self) -> None:
+        self._cancel.clear()
+
+    def check_cancel(self, what: str = "the action") -> None:
+        """Raise ActionCancelled if cancel() was called."""
+        if self._cancel.is_set():
+            raise ActionCancelled(f"{what} was cancelled part-way; observe before acting again")
 
     def ping(self) -> None:
         """One round trip: raises EnvError when the display died."""
@@ -151,17 +173,24 @@ class XInput:
         self.button(BUTTONS[button], None, count)
 
     def scroll(self, dx: int, dy: int) -> None:
-        if dy:
-            self.button(5 if dy > 0 else 4, None, abs(dy))
-        if dx:
-            self.button(7 if dx > 0 else 6, None, abs(dx))
+        """Scroll by notches, one click of the wheel button per step (cancellable between notches)."""
+        for amount, (pos, neg) in ((dy, (5, 4)), (dx, (7, 6))):
+            for _ in range(abs(amount)):
+                self.check_cancel("the scroll")
+                self.button(pos if amount > 0 else neg, None, 1)
 
     def drag(self, start: tuple[int, int], end: tuple[int, int], button: str = "left", steps: int = 8) -> None:
+        """Press at start, move in `steps`, release at end; a cancel between steps releases the button."""
+        self.check_cancel("the drag")
         self.move(*start)
         self.button(BUTTONS[button], True)
-        for i in range(1, steps + 1):
-            self.move(round(start[0] + (end[0] - start[0]) * i / steps), round(start[1] + (end[1] - start[1]) * i / steps))
-        self.button(BUTTONS[button], False)
+        try:
+            for i in range(1, steps + 1):
+                self.check_cancel("the drag")
+                self.move(round(start[0] + (end[0] - start[0]) * i / steps),
+                          round(start[1] + (end[1] - start[1]) * i / steps))
+        finally:  # never leave the button held, cancelled or not
+            self.button(BUTTONS[button], False)
 
     def pointer(self) -> tuple[int, int]:
         q = self._x(lambda: self.d.screen().root.query_pointer())
@@ -223,18 +252,19 @@ class XInput:
 
         self._x(go)
 
-    def type_text(self, text: str, chunk: int = 64) -> None:
-        """Type any unicode text; newlines and tabs become Enter and Tab."""
-        def go():
-            for i, ch in enumerate(text):
+    def type_text(self, text: str, chunk: int = TYPE_STEP) -> None:
+        """Type any unicode text; newlines and tabs become Enter and Tab. Each chunk of keys is synced
+        before the cancel check, so a cancel stops the typing within one chunk of what the server took."""
+        def go(part: str) -> None:
+            for ch in part:
                 key = CHAR_KEYS.get(ch, ch)
                 self._press(key, True)
                 self._press(key, False)
-                if i % chunk == chunk - 1:
-                    self.d.sync()
             self.d.sync()
 
-        self._x(go)
+        for i in range(0, len(text), chunk):
+            self.check_cancel("the typing")
+            self._x(lambda part=text[i:i + chunk]: go(part))
 
 
 def XK_SHIFT() -> int:
