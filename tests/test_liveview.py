@@ -69,6 +69,7 @@ def test_page_needs_the_token(env):
         assert httpx.get(view.url, auth=("cua", "wrong"), timeout=5).status_code == 401
         ok = httpx.get(view.url, auth=("cua", TOKEN), timeout=5)
         assert ok.status_code == 200 and "vnc_lite.html" in ok.text
+        assert 'id="done" hidden' in ok.text  # no "done" button outside a handoff
 
 
 def test_view_only_shows_the_desktop_and_refuses_input(env):
@@ -89,12 +90,15 @@ def test_view_only_shows_the_desktop_and_refuses_input(env):
 def test_takeover_click_reaches_the_app(env):
     env.reset()
     item, size = _file_menu(env)
-    with LiveView(env, TOKEN, takeover=True) as view, sync_playwright() as pw:
+    with LiveView(env, TOKEN, takeover=True, done_button=True) as view, sync_playwright() as pw:
         browser, page, canvas = _open_page(pw, view)
         try:
             _wait_nonblank(canvas)
             _click_through(canvas, size, item.bbox[0] + item.bbox[2] / 2, item.bbox[1] + item.bbox[3] / 2)
             assert _menu_open(env), "a click through the takeover page did not open mousepad's File menu"
+            assert not view.done.is_set()
+            page.click("#done")  # the page's "done" button hands control back (relayed by websockify, with the nonce)
+            assert view.done.wait(10), "clicking 'done' on the page did not reach the live view"
         finally:
             browser.close()
 

@@ -2,14 +2,15 @@
 
 When a run stops at the skill boundary (or on a confirmation the agent may not take alone), the
 person gets a live view with takeover, does the task while the recorder records it, and presses
-the stop hotkey. The demonstration becomes a skill (provenance "demonstrated") whose postcondition
-is the effect the person caused; it is verified by replay from reset on >= 2 runs and must fail its
+the stop hotkey or clicks "done" on the page. The demonstration becomes a skill (provenance
+"demonstrated") whose postcondition is the effect the person caused; it is verified by replay from reset on >= 2 runs and must fail its
 negative control (the final click moved to a neutral spot), then stored. The app is left in the
 done state, so the task is resumed and ends; the next run of the same task needs no human.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,12 +75,17 @@ def handoff(env: Any, task: str, skills: Path, out: Path, *, say: Callable[[str]
     """Hand the task to a person through a takeover live view and keep what they did as a skill."""
     before = env.observe()
     rec_dir = out / "handoff-recording"
-    with open_live(env, takeover=True, token_file=token_file, say=say) as view:
+    with open_live(env, takeover=True, token_file=token_file, say=say, done_button=True) as view:
         view.update(step=0, doing=f"waiting for you: {task}", outcome="handed to a person",
-                    note=f"do the task in this window, then press {STOP_HOTKEY} to hand it back")
-        say(f"the agent needs you for: {task!r}. Do it in the live view, then press {STOP_HOTKEY}.")
+                    note=f"do the task in this window, then press {STOP_HOTKEY} or click \"done\" to hand it back")
+        say(f"the agent needs you for: {task!r}. Do it in the live view, then press {STOP_HOTKEY} "
+            "or click \"done\" on the page.")
         rec = Recorder.for_env(env, rec_dir, task=task, stop_hotkey=STOP_HOTKEY).start()
-        rec.wait(timeout)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not (rec.stopped.is_set() or view.done.is_set()):  # the hotkey, or the page's "done" button
+            if deadline is not None and time.monotonic() > deadline:
+                break
+            rec.wait(0.2)
         rec.stop()
         view.update(doing="learning and verifying the demonstrated skill", outcome="verifying")
         try:

@@ -13,7 +13,8 @@ from cua.cli.common import console
 def register(app: typer.Typer) -> None:
     @app.command()
     def view(
-        env: Annotated[str, typer.Option("--env", "-e", help="sandbox:APP | desktop")] = "sandbox:mousepad",
+        env: Annotated[str, typer.Option("--env", "-e", help="sandbox:APP | desktop | remote:URL (a `cua serve` "
+                                         "guest) | vm:IMAGE")] = "sandbox:mousepad",
         takeover: Annotated[bool, typer.Option("--takeover", help="Let the viewer's mouse and keys reach the "
                                                 "app (default: view only, enforced by the VNC server).")] = False,
         port: Annotated[int | None, typer.Option(help="Port on 127.0.0.1 (default: a free one).")] = None,
@@ -23,6 +24,7 @@ def register(app: typer.Typer) -> None:
         """Serve a live view (noVNC) of an environment on 127.0.0.1 until Ctrl+C; the password is the token.
 
         Example: cua view --env sandbox:mousepad --takeover
+                 CUA_TOKEN=... cua view --env remote:http://127.0.0.1:8765   (the guest's desktop, via its /vnc)
         """
         import time
 
