@@ -6,6 +6,7 @@ sandbox (fresh HOME, private X display and D-Bus), with these mappings (docs/osw
 - `google-chrome` -> Debian's `/usr/bin/chromium`, its profile at `~/.config/google-chrome` (so the
   task's Chrome paths hold) and its remote-debugging port -> a free port of this episode;
 - `python`/`python3` -> a Python that has pyautogui and reaches the sandbox display;
+- `vlc` -> VLC with its HTTP interface (password `password`) on a free port of this episode;
 - `pkill` -> only processes of this sandbox; `socat` (OSWorld's port forward) -> not needed, a no-op;
 - `unix:path=/run/user/1000/bus` -> the sandbox's session bus.
 """
@@ -117,6 +118,10 @@ class Runtime:
                  "python3": f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n',
                  "socat": "#!/bin/sh\nexit 0\n",
                  "pkill": f"#!{sys.executable}\n{_PKILL}"}
+        vlc = shutil.which("vlc")
+        if vlc:  # VLC's HTTP interface, which OSWorld's VLC getters read, on this episode's port
+            shims["vlc"] = (f"#!/bin/sh\nexec {shlex.quote(vlc)} --extraintf=http --http-host=127.0.0.1 "
+                            f'--http-port={self.vlc_port} --http-password=password "$@"\n')
         for name, text in shims.items():
             p = self._bin / name
             p.write_text(text)
