@@ -23,6 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from cua.models.fakes.json_http import JSONHandler
 from cua.models.fake_chat import DEFAULT_IMAGE_LIMIT, POLICIES, ChatRejected, check_chat
 from cua.models.scripted import ScriptEntry, estimate_tokens, load_script, parse_entry
 
@@ -102,22 +103,7 @@ def _responses_body(entry: ScriptEntry, body: dict[str, Any]) -> dict[str, Any]:
 
 
 def make_handler(state: ScriptState) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: Any) -> None:  # quiet
-            pass
-
-        def _send(self, code: int, payload: dict[str, Any]) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            if code == 429:
-                self.send_header("Retry-After", "0")
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(JSONHandler):
         def do_GET(self) -> None:
             if self.path.rstrip("/") in ("/v1/models", "/models"):
                 self._send(200, {"object": "list", "data": [{"id": "fake", "object": "model", "owned_by": "cua"}]})

@@ -30,6 +30,7 @@ from typing import Any, Callable
 from PIL import Image
 
 from cua.models.fakes.anthropic_policies import POLICIES
+from cua.models.fakes.json_http import JSONHandler
 
 COMPUTER_BETAS = {"computer_20250124": "computer-use-2025-01-24", "computer_20251124": "computer-use-2025-11-24"}
 TOOLSETS = {"computer_toolset_20260801": "computer", "browser_toolset_20260801": "browser"}
@@ -355,22 +356,11 @@ def check_images(i: int, block: dict[str, Any], n_images: int) -> None:
 
 # ---------------------------------------------------------------------- HTTP
 def make_handler(state: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+    class Handler(JSONHandler):
+        retry_statuses = (429, 529)
 
-        def log_message(self, *args: Any) -> None:  # quiet
-            pass
-
-        def _send(self, status: int, payload: dict[str, Any]) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("request-id", "req_" + uuid.uuid4().hex[:20])
-            self.send_header("content-length", str(len(data)))
-            if status in (429, 529):
-                self.send_header("retry-after", "0")
-            self.end_headers()
-            self.wfile.write(data)
+        def extra_headers(self) -> dict[str, str]:
+            return {"request-id": "req_" + uuid.uuid4().hex[:20]}
 
         def do_POST(self) -> None:  # noqa: N802
             raw = self.rfile.read(int(self.headers.get("content-length") or 0))

@@ -27,6 +27,7 @@ from typing import Any
 
 from PIL import Image
 
+from cua.models.fakes.json_http import JSONHandler
 from cua.models.fakes.screen_policy import Move, Seen
 
 CALLS = ("computer_call", "function_call")
@@ -327,22 +328,7 @@ class OpenAIFake:
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _send(self, code: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                if code == 429:
-                    self.send_header("Retry-After", "0")
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(JSONHandler):
             def do_POST(self) -> None:
                 t0 = time.monotonic()
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
