@@ -35,6 +35,7 @@ _FAMILIES: dict[str, tuple[str, ...]] = {
         "check_slide_orientation_Portrait", "evaluate_presentation_fill_to_rgb_distance", "check_left_panel",
         "check_transition", "check_page_number_colors", "check_auto_saving_time",
     ),
+    "table": ("compare_table", "compare_csv", "compare_conference_city_in_order"),
 }
 
 
