@@ -53,7 +53,7 @@ def register(app: typer.Typer) -> None:
         tls_cert: Annotated[Path | None, typer.Option(help="PEM certificate: serve HTTPS (with --tls-key).")] = None,
         tls_key: Annotated[Path | None, typer.Option(help="PEM private key of --tls-cert.")] = None,
         pass_env: Annotated[list[str] | None, typer.Option("--pass-env", help="Pass this variable of the "
-                                                           "caller's environment into a sandbox (repeatable).")]
+                                                           "caller's environment into a sandbox or browser (repeatable).")]
         = None,
     ) -> None:
         """Serve one environment over HTTP with a bearer token (the guest side of --env remote:URL).
@@ -86,7 +86,7 @@ def register(app: typer.Typer) -> None:
                 console.print("[yellow]warning:[/] no TLS: the token crosses the network in plain text; pass "
                               "--tls-cert/--tls-key or use an SSH tunnel (ssh -L 8765:127.0.0.1:8765 guest)")
         options: dict = {"sources": sources}
-        if pass_env and env.startswith("sandbox"):
+        if pass_env and env.startswith(("sandbox", "browser")):
             options["pass_env"] = list(pass_env)
         if (wh := _parse_size(size)) is not None:
             options["size"] = wh
