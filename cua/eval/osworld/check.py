@@ -70,6 +70,8 @@ def needed_apps(task: OSWorldTask) -> list[str]:
             apps.append("libreoffice")
         elif re.search(r"(^|[;&|\n]\s*)gnome-terminal\b", cmd):
             apps.append("gnome-terminal")
+        if re.search(r"\b(pulseaudio|pactl)\b", cmd):
+            apps.append("pulseaudio")
         if re.search(r"\bgsettings\b", cmd):  # GNOME's settings as OSWorld's VM snapshot has them
             apps.append("gnome-shell")
     for _, s in task.steps():

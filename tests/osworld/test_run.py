@@ -1,0 +1,148 @@
+"""OSWorld tasks run on a real sandbox desktop: set-up, post-config, getters, OSWorld's own metrics.
+
+One sandbox (Xvfb + openbox + the empty desktop) serves every episode here, as a worker's does. The
+download task's file comes from a loopback HTTP mirror through the asset cache (`cua osworld assets
+--fetch`); a missing asset is `skipped`; OSWorld's own os-domain tasks score 0 when nothing is done.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from cua.eval.osworld.assets import asset_name
+from cua.eval.osworld.episode import DESKTOP_ENV
+from cua.eval.osworld.evaluate import score
+from cua.eval.osworld.runtime import Runtime
+from cua.eval.osworld.spec import load_path, parse_task
+from cua.eval.report import summarize
+from cua.eval.runner import EvalConfig, close_worker_envs, run_eval
+from cua.eval.task import Task, task_from_dict
+
+ROOT = Path(__file__).resolve().parents[2]
+OSWORLD = ROOT / "tasks" / "osworld"
+# OSWorld os-domain tasks whose set-up runs here (no download, no GNOME settings, no root); the last is infeasible
+NOOP_IDS = ["94d95f96-9699-4208-98ba-3c3119edf9c2", "13584542-872b-42d8-b299-866967b5c3ef",
+            "b3d4a89c-53f2-4d6b-8b6a-541fb5d205fa"]
+
+
+@pytest.fixture(scope="module")
+def mirror(tmp_path_factory):
+    """A loopback HTTP server holding the files an OSWorld task downloads (its asset mirror)."""
+    root = tmp_path_factory.mktemp("mirror")
+    (root / "notes.txt").write_text("quarterly numbers: 42\n")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    handler.log_message = lambda *a, **k: None  # type: ignore[attr-defined]
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}"
+    srv.shutdown()
+    srv.server_close()
+
+
+def download_task(url: str) -> dict:
+    """A task in OSWorld's format: download to /home/user/Desktop, then check it with OSWorld's getters."""
+    return {
+        "id": "download-notes", "snapshot": "os", "instruction": "Open notes.txt on the Desktop.",
+        "config": [{"type": "download", "parameters": {"files": [
+            {"url": url, "path": "/home/user/Desktop/notes.txt"}]}},
+            {"type": "execute", "parameters": {"command": "wc -c < /home/user/Desktop/notes.txt > /home/user/size.txt",
+                                               "shell": True}}],
+        "related_apps": ["os"],
+        "evaluator": {
+            "postconfig": [{"type": "command", "parameters": {"command": ["mkdir", "-p", "/home/user/out"]}}],
+            "func": ["check_include_exclude", "exact_match"], "conj": "and",
+            "result": [{"type": "vm_command_line", "command": "cat /home/user/Desktop/notes.txt", "shell": True},
+                       {"type": "vm_command_line", "command": ["cat", "/home/user/size.txt"]}],
+            "expected": [{"type": "rule", "rules": {"include": ["quarterly numbers: 42"], "exclude": ["error"]}},
+                         {"type": "rule", "rules": {"expected": "22\n"}}]},
+    }
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cua.cli", *args], capture_output=True, text=True, timeout=240,
+                          cwd=ROOT)
+
+
+@pytest.fixture(scope="module")
+def episodes(mirror, tmp_path_factory):
+    """Fill the asset cache from the mirror with the CLI, then one in-process eval of every task here."""
+    tmp = tmp_path_factory.mktemp("osw")
+    task_file = tmp / "os" / "download-notes.json"
+    task_file.parent.mkdir()
+    task_file.write_text(json.dumps(download_task(f"{mirror}/notes.txt")))
+    missing = download_task(f"{mirror}/not-there.txt")
+    missing["id"] = "download-missing"
+    (tmp / "os" / "download-missing.json").write_text(json.dumps(missing))
+    listed = cli("osworld", "assets", str(task_file), "--assets", str(tmp / "cache"))
+    fetched = cli("osworld", "assets", str(task_file), "--assets", str(tmp / "cache"), "--fetch")
+    tasks = [task_from_dict(json.loads(task_file.read_text()), str(task_file)),
+             task_from_dict(missing, str(tmp / "os" / "download-missing.json"))]
+    tasks += [Task.model_validate({**t.model_dump(), "source": t.source}) for t in
+              [task_from_dict(json.loads((OSWORLD / "examples" / "os" / f"{i}.json").read_text()),
+                              str(OSWORLD / "examples" / "os" / f"{i}.json")) for i in NOOP_IDS]]
+    out = tmp / "out"
+    try:
+        results = {r.task_id: r for r in run_eval(tasks, EvalConfig(out=str(out), max_steps=0,
+                                                                     assets=str(tmp / "cache")))}
+    finally:
+        close_worker_envs()
+    return {"listed": listed, "fetched": fetched, "results": results, "out": out, "cache": tmp / "cache",
+            "mirror": mirror}
+
+
+def test_assets_list_then_fetch_from_the_mirror(episodes):
+    url = f"{episodes['mirror']}/notes.txt"
+    assert episodes["listed"].returncode == 0 and f"missing\t{episodes['cache'] / asset_name(url)}\t{url}" \
+        in episodes["listed"].stdout
+    assert episodes["fetched"].returncode == 0 and "present\t" in episodes["fetched"].stdout
+    assert (episodes["cache"] / asset_name(url)).read_text() == "quarterly numbers: 42\n"
+
+
+def test_download_task_runs_end_to_end(episodes):
+    r = episodes["results"]["download-notes"]
+    assert (r.outcome, r.score, r.error) == ("success", 1.0, None), r
+    assert r.details == ["check_include_exclude = 1", "exact_match = 1"]
+    assert (episodes["out"] / "osworld" / "os" / "download-notes" / "result.txt").read_text() == "1.0\n"
+
+
+def test_missing_asset_is_skipped_with_its_url(episodes):
+    r = episodes["results"]["download-missing"]
+    assert r.outcome == "skipped" and r.error.startswith(f"asset missing: {episodes['mirror']}/not-there.txt")
+    assert not (episodes["out"] / "osworld" / "os" / "download-missing").exists()
+    s = summarize(list(episodes["results"].values()))
+    assert s["skipped"] == 1 and s["tasks"] == len(episodes["results"]) - 1
+
+
+def test_osworld_os_tasks_score_zero_when_nothing_is_done(episodes):
+    for tid in NOOP_IDS:
+        r = episodes["results"][tid]
+        assert (r.outcome, r.score, r.error) == ("failure", 0.0, None), r
+        assert r.agent_outcome == "not run (--max-steps 0)"
+        assert (episodes["out"] / "osworld" / "os" / tid / "result.txt").read_text() == "0.0\n"
+
+
+def test_infeasible_scores_one_only_when_declared():
+    from cua.env import make_env
+
+    task = next(t for t in load_path(OSWORLD, ["os"]) if t.id == NOOP_IDS[2])
+    feasible = parse_task(download_task("file:///dev/null"), "x/os/t.json")
+    with make_env(DESKTOP_ENV) as env:
+        rt = Runtime(env)
+        try:
+            assert score(task, rt, declared_infeasible=True) == 1.0
+            assert score(task, rt, declared_infeasible=False) == 0.0
+            assert score(feasible, rt, declared_infeasible=True) == 0.0
+            # OSWorld's paths and names map onto the sandbox: /home/user is its HOME, python has pyautogui
+            assert rt.map("/home/user/Desktop/a.txt") == f"{env.sandbox.home}/Desktop/a.txt"
+            r = rt.run(["python", "-c", "import pyautogui, os; print(pyautogui.size(), os.environ['HOME'])"])
+            assert r["returncode"] == 0 and str(env.sandbox.home) in r["output"], r
+        finally:
+            rt.close()
