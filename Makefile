@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 APT_PACKAGES := xvfb xauth openbox xdotool x11-utils x11-xserver-utils dbus dbus-x11 at-spi2-core \
 	python3-pyatspi gir1.2-atspi-2.0 chromium mousepad galculator featherpad gnome-calculator fonts-dejavu-core fonts-liberation2 \
 	fonts-noto-cjk tesseract-ocr tesseract-ocr-eng shellcheck iproute2 libgl1 libglib2.0-0 python3-venv \
-	x11vnc websockify novnc \
+	x11vnc websockify novnc xtightvncviewer \
 	ffmpeg graphviz mmdebstrap qemu-system-x86 qemu-utils e2fsprogs
 export PYTHONDONTWRITEBYTECODE := 1
 
