@@ -79,15 +79,17 @@ def _wait_port(port: int, proc: subprocess.Popen, what: str, log: Path, timeout:
     raise EnvError(f"{what} did not listen on 127.0.0.1:{port} within {timeout:.0f}s")
 
 
-class GuestRelay:
-    """A loopback TCP port; each connection to it becomes a WebSocket to a guest's /vnc, with the guest's token."""
+class VncRelay:
+    """A loopback TCP port for VNC clients; each connection to it becomes a WebSocket to `ws_url` (with `headers`).
 
-    def __init__(self, url: str, token: str, password: str, takeover: bool, verify: Any = True):
-        ws_url = ("wss://" + url[len("https://"):]) if url.startswith("https://") else "ws://" + url[len("http://"):]
-        self.ws_url = ws_url.rstrip("/") + "/vnc" + ("?takeover=1" if takeover else "")
-        self._headers = {"Authorization": f"Bearer {token}", PASSWORD_HEADER: password}
+    The live view uses it to reach a guest's /vnc with the guest's token; any VNC viewer can use it to reach a
+    live view's `websockify?token=vnc` with the page's basic auth.
+    """
+
+    def __init__(self, ws_url: str, headers: dict[str, str], verify: Any = True):
+        self.ws_url, self._headers = ws_url, headers
         self._ssl = (verify if isinstance(verify, ssl.SSLContext) else ssl.create_default_context()) \
-            if self.ws_url.startswith("wss://") else None
+            if ws_url.startswith("wss://") else None
         self._sock = socket.socket()
         self._sock.bind(("127.0.0.1", 0))
         self._sock.listen(8)
@@ -107,10 +109,10 @@ class GuestRelay:
             with self._connect() as ws:
                 greeting = ws.recv(timeout=30)
         except Exception as e:  # noqa: BLE001 - handshake refusals, closes with a reason, timeouts
-            raise EnvError(f"the guest's live view ({self.ws_url}) did not open: {e}. The guest needs a cua with "
-                           "the /vnc route, x11vnc installed, an X display, and this client's token") from None
+            raise EnvError(f"the live view at {self.ws_url} did not open: {e}. A guest needs a cua with the /vnc "
+                           "route, x11vnc installed, an X display, and this client's token") from None
         if not bytes(greeting).startswith(b"RFB "):
-            raise EnvError(f"the guest's /vnc answered {bytes(greeting)[:20]!r}, not a VNC greeting")
+            raise EnvError(f"{self.ws_url} answered {bytes(greeting)[:20]!r}, not a VNC greeting")
 
     def _accept(self) -> None:
         while not self._closed:
@@ -150,6 +152,19 @@ class GuestRelay:
         self._closed = True
         self._sock.close()
 
+    def __enter__(self) -> VncRelay:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def guest_relay(url: str, token: str, password: str, takeover: bool, verify: Any = True) -> VncRelay:
+    """A relay to the guest server at `url` (http[s]://): its WebSocket /vnc, opened with its bearer token."""
+    ws_url = ("wss://" + url[len("https://"):]) if url.startswith("https://") else "ws://" + url[len("http://"):]
+    return VncRelay(ws_url.rstrip("/") + "/vnc" + ("?takeover=1" if takeover else ""),
+                    {"Authorization": f"Bearer {token}", PASSWORD_HEADER: password}, verify)
+
 
 class LiveView:
     """A running live view of one env; `url` for people, `update()` for the agent, `close()` ends it.
@@ -176,14 +191,14 @@ class LiveView:
         self._nonce = secrets.token_urlsafe(16)
         self.dir = Path(tempfile.mkdtemp(prefix="cua-view-"))  # 0700: holds the VNC password
         self._procs: list[subprocess.Popen] = []
-        self._relay: GuestRelay | None = None
+        self._relay: VncRelay | None = None
         self._done_sock: socket.socket | None = None
         try:
             password = new_password()
             if display:
                 vnc_port = self._start_x11vnc(display, x_env, password)
             else:
-                self._relay = GuestRelay(guest, env._token, password, takeover, getattr(env, "_verify", True))
+                self._relay = guest_relay(guest, env._token, password, takeover, getattr(env, "_verify", True))
                 self._relay.check()
                 vnc_port = self._relay.port
             self._start_web(title or getattr(env, "name", "env"), password, vnc_port, done_button)

@@ -1,22 +1,27 @@
 """`cua run --handoff` end to end: the run stops outside known skills, a "person" does the task through
-the takeover live view (Chromium on the noVNC page, finding what to click by reading the page), the
-demonstration becomes a verified skill, and the next run of the same task succeeds with no human
-and no model."""
+the takeover live view's VNC connection (a VNC viewer on a second Xvfb desktop, connected through the
+page's websockify with the page's basic auth and VNC password, driven with xdotool, finding what to click
+by reading the viewer's screen), the demonstration becomes a verified skill, and the next run of the
+same task succeeds with no human and no model."""
 
 from __future__ import annotations
 
-import io
+import base64
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 
+import httpx
+import mss
 from PIL import Image
-from playwright.sync_api import sync_playwright
 
-from cua.env.chromium import CHROMIUM_ARGS, find_chromium
+from cua.env.sandbox import Sandbox
+from cua.liveview import VncRelay
 from cua.perception.ocr import ocr
 from skills.library import SkillLibrary
 
@@ -37,17 +42,41 @@ def _read_until(proc: subprocess.Popen, pattern: str, timeout: float = 120.0) ->
     raise AssertionError(f"never saw {pattern!r}; stderr so far:\n{seen[-3000:]}")
 
 
-def _click_text(canvas, text: str, timeout: float = 30.0) -> None:
-    """Click the first place the page shows `text` (read by OCR from the canvas, as a person would)."""
+@contextmanager
+def _vnc_viewer(url: str, workdir):
+    """A VNC viewer (xtightvncviewer, maximized) on its own Xvfb desktop, connected to the live view at `url`
+    the way the page connects: websockify's `?token=vnc` route with basic auth, the VNC password from the page."""
+    auth = ("cua", TOKEN)
+    password = re.search(r"password=([^\"&]+)", httpx.get(url, auth=auth, timeout=10).text).group(1)
+    pw_file = workdir / "vncpass"
+    pw_file.write_text(password + "\n")
+    pw_file.chmod(0o600)
+    basic = base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()
+    ws_url = url.replace("http://", "ws://").replace("/index.html", "/websockify?token=vnc")
+    with VncRelay(ws_url, {"Authorization": f"Basic {basic}"}) as relay:
+        viewer = (f"exec xtightvncviewer -autopass -encodings 'raw copyrect' 127.0.0.1::{relay.port}"
+                  f" < {shlex.quote(str(pw_file))}")
+        with Sandbox(["sh", "-c", viewer], size=(1280, 800)) as person:
+            yield person
+
+
+def _xdotool(person: Sandbox, *args: str) -> None:
+    subprocess.run(["xdotool", *args], env=person.env, check=True, timeout=10)
+
+
+def _click_text(person: Sandbox, text: str, timeout: float = 30.0) -> None:
+    """Click (xdotool, in the viewer) the first place the viewer's screen shows `text`, read by OCR."""
     deadline = time.monotonic() + timeout
     while True:
-        shot = Image.open(io.BytesIO(canvas.screenshot())).convert("RGB")
+        with getattr(mss, "MSS", mss.mss)(display=person.display) as grab:
+            raw = grab.grab(grab.monitors[0])
+        shot = Image.frombytes("RGB", raw.size, raw.bgra, "raw", "BGRX")
         hits = [e for e in ocr(shot, words=True) if e.name.strip().lower().startswith(text.lower())]
         if hits:
             x, y, w, h = hits[0].bbox
-            canvas.click(position={"x": x + w / 2, "y": y + h / 2})
+            _xdotool(person, "mousemove", str(x + w // 2), str(y + h // 2), "click", "1")
             return
-        assert time.monotonic() < deadline, f"{text!r} never appeared on the live view"
+        assert time.monotonic() < deadline, f"{text!r} never appeared in the VNC viewer"
         time.sleep(0.5)
 
 
@@ -61,19 +90,12 @@ def test_handoff_teaches_a_skill_the_next_run_uses(tmp_path):
     try:
         url = _read_until(proc, r"live view: (http://127\.0\.0\.1:\d+/index\.html)").group(1)
         _read_until(proc, r"press ctrl\+alt\+q")
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=find_chromium(), args=CHROMIUM_ARGS)
-            page = browser.new_context(http_credentials={"username": "cua", "password": TOKEN},
-                                       viewport={"width": 1300, "height": 900}).new_page()
-            page.goto(url)
-            canvas = page.frame_locator("#screen").locator("canvas")
-            canvas.wait_for(timeout=20000)
-            _click_text(canvas, "Search")
-            _click_text(canvas, "Find and Replace")
+        with _vnc_viewer(url, tmp_path) as person:
+            _click_text(person, "Search")
+            _click_text(person, "Find and Replace")
             time.sleep(1.5)  # the dialog is on screen before the person hands back
-            canvas.press("Control+Alt+q")
+            _xdotool(person, "key", "ctrl+alt+q")
             out, err = proc.communicate(timeout=300)
-            browser.close()
     finally:
         if proc.poll() is None:
             proc.kill()
