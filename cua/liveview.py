@@ -312,3 +312,27 @@ def open_live(env: Any, takeover: bool = False, token_file: Path | None = None, 
     say(f"live view: {view.url} (user cua, password: the token from {origin}; "
         f"{'takeover: your input reaches the app' if takeover else 'view only'})")
     return view
+
+
+class NoView:
+    """Stands in for a live view that was not asked for: `update()` does nothing, `done` never fires."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+
+    def update(self, **status: Any) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> NoView:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+def live_or_not(env: Any, live: bool, say: Any = print, **options: Any) -> LiveView | NoView:
+    """`open_live(env, ...)` when `live` (the commands' --live), else a `NoView`: callers update either alike."""
+    return open_live(env, say=say, **options) if live else NoView()

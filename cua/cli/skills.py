@@ -71,6 +71,8 @@ def register(app: typer.Typer) -> None:
         only: str | None = typer.Option(None, help="Regex: explore only the start-state controls it matches "
                                                    "(e.g. '^Search$' for one menu)."),
         workers: int = typer.Option(1, min=1, max=4, help="Parallel explorers, each on its own sandbox."),
+        live: bool = typer.Option(False, "--live", help="Serve a live view (noVNC, token) of the explored desktop "
+                                  "and print its URL; its panel shows actions, states and skills so far."),
     ) -> None:
         """Explore an app by GUI-DFS and store verified skills; a rerun resumes the stored graph.
 
@@ -86,6 +88,7 @@ def register(app: typer.Typer) -> None:
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
         from cua.env import EnvError, make_env
+        from cua.liveview import live_or_not
         from skills.explorer import Budget, Explorer
         from skills.graph import UIGraph
         from skills.profile import load_profile
@@ -104,7 +107,8 @@ def register(app: typer.Typer) -> None:
         cols = [TextColumn("[bold]explore[/]"), BarColumn(), TextColumn("{task.completed}/{task.total} actions"),
                 TextColumn("{task.fields[info]}"), TimeElapsedColumn()]
         try:
-            with make_env(env, sources=sources) as e, Progress(*cols, console=console) as bar:
+            with make_env(env, sources=sources) as e, live_or_not(e, live, console.print) as view, \
+                    Progress(*cols, console=console) as bar:
                 task = bar.add_task("explore", total=max_actions, info="starting")
 
                 def show(st) -> None:
@@ -112,6 +116,7 @@ def register(app: typer.Typer) -> None:
                     if threading.current_thread() is threading.main_thread():  # SQLite: this thread's connection
                         info = f"states {graph.counts()['states']} · {info} · explored {coverage(graph):.0%}"
                     bar.update(task, completed=st.total_actions, info=info)
+                    view.update(step=st.total_actions, doing=info, outcome="exploring")
 
                 screens = skills.with_name(skills.name + ".states")
                 no_tree = "a11y" not in sources and sources != "auto"
@@ -133,6 +138,8 @@ def register(app: typer.Typer) -> None:
                     from skills.curriculum import compose_and_verify
 
                     stats.notes += compose_and_verify(ex, limit=5)
+                view.update(step=stats.total_actions, doing="finished", outcome=f"{stats.verified} verified skills",
+                            note=f"stopped: {stats.stopped}")
         except EnvError as err:
             fail(str(err))
         finally:
