@@ -39,6 +39,8 @@ def register(app: typer.Typer) -> None:
         upload_dir: Path | None = UPLOAD_DIR_OPT,
         allow_url: list[str] = ALLOW_URL_OPT,
         gui_family: str = GUI_FAMILY_OPT,
+        live: bool = typer.Option(False, "--live", help="Serve a live view (noVNC, token) of the episodes' desktop "
+                                  "(needs --env, one worker, no Ray); its panel shows the task count and outcomes."),
     ) -> None:
         """Evaluate tasks and write results.jsonl + report.html.
 
@@ -72,13 +74,19 @@ def register(app: typer.Typer) -> None:
         skip = finished_ids(out / "results.jsonl")
         if skip & {t.id for t in todo}:
             console.print(f"resuming: {len(skip & {t.id for t in todo})} task(s) already done in {out}")
+        view = _eval_view(live, env, workers, ray, sources, console)
         cols = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-        with Progress(*cols, console=console) as bar:
+        with view, Progress(*cols, console=console) as bar:
             job = bar.add_task("episodes", total=len([t for t in todo if t.id not in skip]))
+            seen = {"done": 0, "success": 0, "total": len([t for t in todo if t.id not in skip])}
 
             def tick(r) -> None:
                 bar.advance(job)
                 bar.console.print(f"{r.task_id}: {r.outcome}" + (f" ({r.error})" if r.error else ""))
+                seen["done"] += 1
+                seen["success"] += r.outcome == "success"
+                view.update(step=seen["done"], doing=f"{r.task_id}: {r.outcome}", outcome=f"{seen['success']}/"
+                            f"{seen['done']} passed of {seen['total']}", note=r.error or "")
 
             run_eval(todo, cfg, workers=workers, ray=ray, on_result=tick)
         report = write_report(out)
@@ -90,3 +98,20 @@ def register(app: typer.Typer) -> None:
                       str(s["error"]), str(s.get("skipped", 0)), f"{s['median_seconds']:.2f}", str(s["total_steps"]), f"{s['total_cost']:.4f}")
         Console().print(table)
         print(report)
+
+
+def _eval_view(live: bool, env: str | None, workers: int, ray: str | None, sources: str, console: object):
+    """The live view for `cua eval --live`: on the one env the in-process runner will reuse for every episode."""
+    from cua.liveview import NoView, open_live
+
+    if not live:
+        return NoView()
+    if not env or workers > 1 or ray:
+        fail("--live shows one desktop: give --env ENV and run one worker without --ray", code=2)
+    from cua.env import EnvError
+    from cua.eval.runner import _worker_env  # the runner's per-worker env cache: it reuses this env
+
+    try:
+        return open_live(_worker_env(env, {"sources": sources}), say=console.print)  # type: ignore[attr-defined]
+    except EnvError as e:
+        fail(str(e), code=2)

@@ -41,6 +41,10 @@ def record(
         True, "--mask-unknown/--no-mask-unknown",
         help="Mask keys typed where no accessible element tells whether the field is a password.",
     ),
+    live: bool = typer.Option(
+        False, "--live", help="Serve a takeover live view (noVNC, token) to demonstrate in from a browser; "
+        "its panel shows the counts, and its \"done\" button stops the recording."
+    ),
 ) -> None:
     """Record a human demonstration until the stop hotkey, Ctrl-C / SIGTERM or --duration.
 
@@ -55,8 +59,17 @@ def record(
         target = open_target(env)
     except (EnvError, RecordingError) as e:
         _fail(str(e))
+    from types import SimpleNamespace
+
+    from cua.liveview import live_or_not
     from recorder.capture import Recorder
 
+    try:  # the person's input through the page reaches the desktop: a takeover view, ended by "done"
+        view = live_or_not(SimpleNamespace(display=target.display, env=target.x_env, name=env), live,
+                           console.print, takeover=True, done_button=True)
+    except EnvError as e:
+        target.close()
+        _fail(str(e))
     try:
         rec = Recorder(
             out,
@@ -74,6 +87,7 @@ def record(
         )
         rec.start()
     except RecordingError as e:
+        view.close()
         target.close()
         _fail(str(e))
 
@@ -93,10 +107,12 @@ def record(
             while not rec.stopped.wait(
                 1.0 if duration is None else min(1.0, max(0.01, duration - rec.now()))
             ):
-                if duration is not None and rec.now() >= duration:
+                if (duration is not None and rec.now() >= duration) or view.done.is_set():
                     break
                 c = rec.writer.counts
                 status.update(f"recording: {c['events']} events, {c['frames']} frames, {rec.now():.0f}s")
+                view.update(step=c["events"], doing=f"recording: {c['frames']} frames, {rec.now():.0f}s",
+                            outcome="recording", note=f"stop with {stop_hotkey} or the done button")
     finally:
         try:
             stats = rec.stop()
@@ -105,6 +121,7 @@ def record(
             failure = str(e)
         for s, h in old.items():
             signal.signal(s, h)
+        view.close()
         target.close()
     if stats is None:
         _fail(failure)
