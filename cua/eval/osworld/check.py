@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from cua.eval.osworld import assets
 from cua.eval.osworld.chrome import SITE_SCRAPERS
 from cua.eval.osworld.getters import GETTERS
-from cua.eval.osworld.metrics import METRICS, NEEDS_AGENT_VERDICT
+from cua.eval.osworld.metrics import METRICS
 from cua.eval.osworld.spec import OSWorldTask
 from cua.eval.osworld.steps import STEPS
 
@@ -99,7 +99,7 @@ def _unsupported(task: OSWorldTask) -> str | None:
         if str(g.get("type")) not in GETTERS:
             return f"getter {g.get('type')}"
     for func, *_ in task.evaluator.metrics():
-        if func not in METRICS and func not in NEEDS_AGENT_VERDICT:
+        if func not in METRICS and func != "infeasible":  # infeasible: scored from the agent's verdict
             return f"metric {func}"
     return None
 
