@@ -71,14 +71,17 @@ def verify_demonstrated(env: Any, skill: Skill, runs: int = 2) -> tuple[bool, li
 
 
 def handoff(env: Any, task: str, skills: Path, out: Path, *, say: Callable[[str], None] = print,
-            token_file: Path | None = None, timeout: float | None = None) -> HandoffResult:
-    """Hand the task to a person through a takeover live view and keep what they did as a skill."""
+            token_file: Path | None = None, timeout: float | None = None,
+            why: str = "outside known skills") -> HandoffResult:
+    """Hand the task to a person through a takeover live view and keep what they did as a skill.
+
+    `why` says what stopped the agent: the skill boundary, or a confirmation it may not take alone."""
     before = env.observe()
     rec_dir = out / "handoff-recording"
     with open_live(env, takeover=True, token_file=token_file, say=say, done_button=True) as view:
-        view.update(step=0, doing=f"waiting for you: {task}", outcome="handed to a person",
+        view.update(step=0, doing=f"waiting for you: {task}", outcome=f"handed to a person ({why})",
                     note=f"do the task in this window, then press {STOP_HOTKEY} or click \"done\" to hand it back")
-        say(f"the agent needs you for: {task!r}. Do it in the live view, then press {STOP_HOTKEY} "
+        say(f"the agent needs you for: {task!r} ({why}). Do it in the live view, then press {STOP_HOTKEY} "
             "or click \"done\" on the page.")
         rec = Recorder.for_env(env, rec_dir, task=task, stop_hotkey=STOP_HOTKEY).start()
         deadline = None if timeout is None else time.monotonic() + timeout

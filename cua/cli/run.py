@@ -36,8 +36,9 @@ def register(app: typer.Typer) -> None:
                                      "scores and why the run/refuse decision went the way it did."),
         retrieval: str = typer.Option("fused", "--retrieval", help="How the task is matched to skills: fused "
                                       "(embeddings + BM25) | bm25 | heuristic (word overlap)."),
-        handoff: bool = typer.Option(False, "--handoff", help="When the run stops outside known skills, hand it to "
-                                     "a person in a takeover live view, learn a verified skill from what they do "
+        handoff: bool = typer.Option(False, "--handoff", help="When the run stops outside known skills, or on a "
+                                     "destructive action no one here may confirm (no terminal, no --yes), hand it "
+                                     "to a person in a takeover live view, learn a verified skill from what they do "
                                      "(into --skills) and finish the task."),
         live: bool = typer.Option(False, "--live", help="Serve a live view (noVNC, token) of the run's "
                                   "desktop and print its URL; the page shows the current step and outcome."),
@@ -88,11 +89,17 @@ def register(app: typer.Typer) -> None:
                 finally:
                     status.start()
 
+            unconfirmed: list[str] = []  # destructive actions no one here could confirm: a person takes over
+
+            def defer_to_person(reason: str) -> bool:
+                unconfirmed.append(reason)
+                return False
+
             result = run_task(
                 task, env_arg, model=model, skills=skills, max_steps=max_steps, max_seconds=max_seconds,
                 max_cost=max_cost, out=out, yes=yes, mode=mode, stop_hotkey=hotkey or None,
                 allow_file_urls=allow_file_urls,
-                confirm=ask if sys.stdin.isatty() else None,
+                confirm=ask if sys.stdin.isatty() else defer_to_person if handoff else None,
                 env_options={"sources": sources},
                 model_options=options,
                 grounder=grounder, retrieval=retrieval,
@@ -100,10 +107,13 @@ def register(app: typer.Typer) -> None:
         if view is not None:
             view.update(step=result.steps, doing="finished", outcome=result.outcome, note=result.message)
             view.close()
-        if handoff and result.outcome == "outside known skills":
+        if handoff and (result.outcome == "outside known skills" or (unconfirmed and not result.ok)):
             from cua.agent.handoff import handoff as hand_over
 
-            taken = hand_over(env_arg, task, skills, result.trajectory_dir or Path("runs"), say=console.print)
+            why = (f"the agent may not do this alone: {unconfirmed[0]}" if unconfirmed
+                   else "outside known skills")
+            taken = hand_over(env_arg, task, skills, result.trajectory_dir or Path("runs"), say=console.print,
+                              why=why)
             result.outcome, result.message = ("success" if taken.ok else "failure"), taken.message
         if env_arg is not env:
             env_arg.close()
