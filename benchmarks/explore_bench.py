@@ -304,7 +304,7 @@ def main() -> None:
     result: dict[str, Any] = {"budget": {"actions": actions, "minutes": minutes}, "quick": a.quick,
                               "profile": "default", "apps": {}}
     checkpoints_t = [m * 60 for m in (1, 2, 3, 5, 15, 30) if m <= minutes]
-    checkpoints_n = [n for n in (50, 100, 200, 400, 800, 1600) if n <= actions]
+    checkpoints_n = [n for n in (50, 100, 200, 400, 800, 1600, 3200) if n <= actions]
     for app in apps:
         with tempfile.TemporaryDirectory() as d:
             if APPS[app] == "browser":  # its own Playwright, before any env of this thread
@@ -344,8 +344,8 @@ def main() -> None:
         out = bench.write(json.loads(json.dumps(result, default=list)), summary)  # after every app: a kill keeps the rest
     table = Table(title=f"explore_bench: coverage of actionable controls, {actions} total actions / {minutes:g} min "
                         "per run, default profile")
-    for col in ("app", "controls", "explorer (verified)", "explorer (effect seen)", "random", "breadth-first", "x random", "false-verified",
-                *(f"explorer @{n} act" for n in checkpoints_n)):
+    for col in ("app", "controls", "explorer (verified)", "explorer (effect seen)", "random", "breadth-first",
+                "x random", "false-verified", "actions (expl/rand/bfs)"):
         table.add_column(col)
     for app, row in result["apps"].items():
         e, r, b = (row[k]["coverage"] for k in ("explorer", "random", "bfs"))
@@ -354,15 +354,30 @@ def main() -> None:
                       f"{r['share']:.0%}", f"{b['share']:.0%}",
                       f"{row['ratio_vs_random']:.1f}" if row["ratio_vs_random"] else "-",
                       f"{row['explorer']['false_verified']}/{row['explorer']['false_verified_checked']}",
-                      *(f"{row['explorer']['at_actions'][str(n)]:.0%}" for n in checkpoints_n))
+                      f"{row['explorer']['total_actions']}/{row['random']['actions']}/{row['bfs']['actions']}")
     console.print(table)
-    roles = Table(title="explorer coverage by role (verified / ground truth)")
+    eq = Table(title="coverage at equal TOTAL actions (explorer / random / breadth-first) and at elapsed minutes")
+    eq.add_column("app")
+    for n in checkpoints_n:
+        eq.add_column(f"@{n} act")
+    for t in checkpoints_t:
+        eq.add_column(f"@{t / 60:g} min")
+    for app, row in result["apps"].items():
+        cells = [" / ".join(f"{row[k]['at_actions'][str(n)]:.0%}" for k in ("explorer", "random", "bfs"))
+                 for n in checkpoints_n]
+        cells += [" / ".join(f"{row[k]['at_minutes'][f'{t / 60:g}']:.0%}" for k in ("explorer", "random", "bfs"))
+                  for t in checkpoints_t]
+        eq.add_row(app, *cells)
+    console.print(eq)
+    roles = Table(title="coverage by role at the end of each run: explorer (verified) / random / breadth-first, "
+                        "of the ground truth")
     roles.add_column("app")
     for c in ROLE_CLASSES:
         roles.add_column(c)
     for app, row in result["apps"].items():
-        br = row["explorer"]["coverage"]["by_role"]
-        roles.add_row(app, *(f"{br[c]['covered']}/{br[c]['total']}" if c in br else "-" for c in ROLE_CLASSES))
+        brs = [row[k]["coverage"]["by_role"] for k in ("explorer", "random", "bfs")]
+        roles.add_row(app, *(" / ".join(str(br[c]["covered"]) for br in brs) + f" of {brs[0][c]['total']}"
+                             if c in brs[0] else "-" for c in ROLE_CLASSES))
     console.print(roles)
     console.print(f"wrote {out}")
 

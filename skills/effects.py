@@ -219,8 +219,8 @@ def skill_effects(start: Observation, pre: Observation, new: Observation, clicke
     """A skill's effects: what differs from the START state (the skill replays from there), plus the
     states and values its final action changed on the screen before it (a check box in a dialog).
     Focus landing on the clicked element itself is no effect (every click does that)."""
-    def ident(e: Effect) -> tuple:
-        return e.kind, e.signature, e.slot, e.state, str(e.after)
+    def ident(e: Effect) -> tuple:  # a submenu opened inside an open menu is not the menu's own opening
+        return e.kind, e.signature, e.slot, e.state, str(e.after), tuple(e.members)
 
     base = diff_effects(start, new, volatile_slots, volatile_sigs)
     path = {ident(e) for e in diff_effects(start, pre, volatile_slots, volatile_sigs)} if pre is not start else set()

@@ -22,15 +22,16 @@ from cua.env.base import EnvError
 from cua.perception.elements import Observation
 from skills.candidates import Candidate, candidates, steps_for
 from skills.effects import diff_effects, skill_effects
-from skills.graph import StateKey, UIGraph, is_visible, state_key, visible_signatures
+from skills.graph import StateKey, UIGraph, base_key, is_visible, state_key, visible_signatures
 from skills.library import SkillLibrary
 from skills.navigate import BudgetExhausted, CountingEnv, Navigator
 from skills.probe import probe_toggle
 from skills.profile import Profile, clean_name, scroll_edge
 from skills.profile import candidates as clickable
 from skills.units import unit_skill
-from skills.verify import verify_skill
+from skills.verify import verify_batch, verify_skill
 
+VERIFY_BATCH = 6  # skills verified together: skills that share a negative control share its run
 SCROLL_NOTCHES = 2  # per scroll of a long menu: less than a screenful, so no item is skipped
 ERROR_WORDS = ("error", "warning", "failed", "cannot", "could not")
 
@@ -82,6 +83,9 @@ class Explorer(Navigator):
         self._obs: Observation | None = None
         self._bad_states: dict[str, int] = {}
         self._pre: Observation | None = None
+        self.escape_useless: dict[str, int] = {}
+        self.pending: list[str] = []  # made, not yet verified (verified in batches)
+        self._changers: dict[str, list[tuple[dict[str, Any], list[str], str, Observation]]] = {}
 
     def progress(self) -> None:
         self.stats.seconds = time.monotonic() - self.t0
@@ -101,7 +105,7 @@ class Explorer(Navigator):
         if not [e for e in new.elements if is_visible(e, new.size)]:
             return "app_closed"
         key = state_key(new)
-        if key == src:
+        if key == src or key.exact == base_key(src.exact):
             return "value_change" if diff_effects(self._pre, new, self.volatile_slots, self.volatile) else "no_change"
         fresh = {e.signature for e in new.elements if is_visible(e, new.size)} - visible_signatures(self._pre)
         for e in new.elements:
@@ -160,6 +164,7 @@ class Explorer(Navigator):
                 finally:
                     if self.pool is not None:
                         self.pool.release(st["key"])
+            self.flush()
             if final_verify:
                 self.verify_pending()
         except BudgetExhausted as e:
@@ -230,6 +235,8 @@ class Explorer(Navigator):
                 self._bad_states[key.exact] = self._bad_states.get(key.exact, 0) + 1
                 return  # come back to this state on the next pass
             self.try_candidate(st, path, cand, steps)
+        self.flush()
+        self.add_context(key, st)
         self.graph.mark_done(key)
 
     def perform(self, cand: Candidate, steps: list[dict[str, Any]]) -> tuple[bool, list[int] | None]:
@@ -311,7 +318,12 @@ class Explorer(Navigator):
             self.stats.skills += 1
         self.graph.add_transition(key, cand.key, steps[0], new_key, effect, time.monotonic() - t)
         if skill is not None:
-            self.verify(skill.name)
+            self.pending.append(skill.name)
+            if len(self.pending) >= VERIFY_BATCH:
+                self.flush()
+        if effect == "value_change" and skill is not None and len(steps) == 1 and cand.kind == "click" \
+                and "~" not in key.exact:
+            self._changers.setdefault(key.exact, []).append((rec, child_names, skill.name, new))
         self.progress()
         if descend and not self.graph.state(new_key)["done"]:
             if self.pool is not None and (self.pool.idle > 0 or not self.pool.claim(new_key.exact)):
@@ -321,6 +333,26 @@ class Explorer(Navigator):
             finally:
                 if self.pool is not None:
                     self.pool.release(new_key.exact)
+
+    # -- value contexts -------------------------------------------------------------------------
+    def add_context(self, key: StateKey, st: dict[str, Any]) -> None:
+        """Controls that did nothing here may act once a value is shown (a keypad's 0, C or +/- on a
+        display that reads 0; Cut with text present): open a child state, the same screen after one
+        verified value-changing click, where only those controls are tried again."""
+        if "~" in key.exact or not self._changers.get(key.exact):
+            return
+        idle = sorted({t["signature"].split(":", 1)[-1] if t["signature"].startswith(("type:", "right_click:"))
+                       else t["signature"] for t in self.graph.transitions(key) if t["effect"] == "no_change"})
+        verified = [c for c in self._changers[key.exact] if (s := self.lib.get(c[2])) is not None
+                    and s.status == "verified"]
+        if not idle or not verified:
+            return
+        rec, names, _, obs = verified[-1]  # the latest: a display far from its start value
+        ctx = StateKey(f"{key.exact}~{self.values_digest(obs)}", key.abstract, key.title)
+        if self.graph.has_state(ctx):
+            return
+        self.graph.add_state(ctx, obs, st["depth"] + 1, st["prefix"] + [{**rec, "dst": ctx.exact}], names,
+                             candidates=idle)
 
     # -- verification ---------------------------------------------------------------------------
     def verify(self, name: str) -> bool:
@@ -333,6 +365,20 @@ class Explorer(Navigator):
         else:
             self.stats.unverified += 1
         return status == "verified"
+
+    def flush(self) -> None:
+        """Verify the skills made since the last flush (skills.verify.verify_batch)."""
+        todo, self.pending = self.pending, []
+        if not todo:
+            return
+        for status in verify_batch(self, todo).values():
+            if status == "verified":
+                self.stats.verified += 1
+            elif status == "failed":
+                self.stats.failed += 1
+            else:
+                self.stats.unverified += 1
+        self.progress()
 
     def verify_pending(self) -> None:
         """Skills of this app left unverified by an earlier (killed) run."""

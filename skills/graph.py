@@ -97,6 +97,12 @@ def state_key(obs: Observation, volatile_roles: Iterable[str] = VOLATILE_ROLES) 
     return StateKey(exact=exact, abstract=abstract, title=title)
 
 
+def base_key(exact: str) -> str:
+    """The screen's key of a value-context state (its key is the screen's key, '~', a digest of the values
+    shown: the same screen after a value changed, where controls that did nothing are tried again)."""
+    return exact.split("~", 1)[0]
+
+
 def visible_signatures(obs: Observation) -> set[str]:
     return {e.signature for e in obs.elements if is_visible(e, obs.size) and e.signature}
 

@@ -15,7 +15,7 @@ from cua.actions import Click, Key, RightClick, Scroll
 from cua.env.base import EnvError
 from cua.perception.elements import Observation
 from skills.effects import element_text, slots, volatile_slots_of
-from skills.graph import StateKey, is_visible, state_key, visible_signatures
+from skills.graph import StateKey, _digest, base_key, is_visible, state_key, visible_signatures
 from skills.profile import candidates, clean_name
 
 CLOSE_WORDS = ("close", "cancel")
@@ -67,6 +67,7 @@ class Navigator:
     volatile: set[str]
     volatile_slots: set[str]
     start_values: dict[str, str]
+    escape_useless: dict[str, int]  # per state key: times Escape failed to lead back onto the path
 
     # -- one action, one look -------------------------------------------------------------------
     def observe(self) -> Observation:
@@ -130,6 +131,9 @@ class Navigator:
     def values(self, obs: Observation) -> dict[str, str]:
         return {s: element_text(e) for s, e in slots(obs).items() if s not in self.volatile_slots}
 
+    def values_digest(self, obs: Observation) -> str:
+        return _digest(f"{k}={v}" for k, v in sorted(self.values(obs).items()))
+
     def at_start_values(self, obs: Observation) -> bool:
         """The displayed values (displays, fields) are those of the start state."""
         now = self.values(obs)
@@ -160,6 +164,8 @@ class Navigator:
 
     def reached(self, obs: Observation, target: StateKey) -> bool:
         key = state_key(obs)
+        if "~" in target.exact:  # a value context: this screen showing these values
+            return key.exact == base_key(target.exact) and f"{key.exact}~{self.values_digest(obs)}" == target.exact
         return key == target and (target != self.root or self.at_start_values(obs))
 
     def ensure_at(self, target: StateKey, path: list[tuple[StateKey, dict[str, Any] | None]]) -> bool:
@@ -177,12 +183,16 @@ class Navigator:
                 if self.reached(obs, target):
                     return True
                 continue
-            if attempt == 0:  # Escape, then a Close/Cancel button: accepted only if the key lands on the path
+            useless = self.escape_useless
+            if attempt == 0 and useless.get(key.exact, 0) < 2:
+                # Escape, then a Close/Cancel button: accepted only if the key lands on the path; where
+                # that failed twice (a keypad's display), straight to a reset, which costs one action too
                 self.stats.escapes += 1
                 self.act(Key(key="esc"))
                 self.observe()
                 if state_key(self._obs) in keys and self.at_start_values(self._obs):
                     continue
+                useless[key.exact] = useless.get(key.exact, 0) + 1
                 btn = next((e for e in self._obs.elements if "button" in e.role and is_visible(e, self._obs.size)
                             and clean_name(e.name).lower() in CLOSE_WORDS), None)
                 if btn is not None:

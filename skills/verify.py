@@ -7,18 +7,20 @@ moved to a neutral spot (a click on nothing in the front window) must NOT satisf
 the spot is found on the screen just before the final action, when the skill was explored.
 A skill whose only effects are those of the path leading to it is "unverified" too. A skill that fails (1) or (3) is "unverified";
 one whose replay fails is "failed". Every replay, control and reset counts against the budget
-(the explorer's env is a counting proxy).
+(the explorer's env is a counting proxy). `verify_batch` holds skills to the same standard but runs a
+negative control once for all the skills it is the same run for (same path, same neutral spot).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from cua.perception.elements import Observation
 from skills.candidates import neutral_point
 from skills.graph import VOLATILE_ROLES, visible_signatures
-from skills.runner import run_skill
-from skills.skill import Skill, SkillStep
+from skills.runner import condition_problems, run_skill, wait_for
+from skills.skill import Condition, Skill, SkillStep
 
 def negative_control(skill: Skill, own_steps: int, point: tuple[int, int] | None) -> Skill:
     """The same run with the skill's final action moved to a neutral spot (or left out when the screen
@@ -63,19 +65,21 @@ def mark(ex: Any, name: str, status: str, why: str) -> None:
     ex.note(f"{name!r}: {status} ({why})")
 
 
-def verify_skill(ex: Any, name: str) -> str:
-    """Replay a skill `verify_runs` (>= 2) times from the start state, then its negative control.
-
-    Returns the status stored: verified, failed or unverified. A replay failure caused only by
-    elements seen changing on their own (a clock) repairs the postcondition once and verifies again.
-    """
+def _precheck(ex: Any, name: str) -> Skill | None:
+    """The skill, or None after marking it unverified: no effect of its own can be checked."""
     skill = ex.lib.get(name)
     if not skill.postcondition.effects:
         mark(ex, name, "unverified", "no effect seen: its change cannot be told apart from doing nothing")
-        return "unverified"
+        return None
     if all(e.inherited for e in skill.postcondition.effects):
         mark(ex, name, "unverified", "its only effects are those of the path that leads to it")
-        return "unverified"
+        return None
+    return skill
+
+
+def _replays(ex: Any, name: str, skill: Skill) -> tuple[bool, Skill]:
+    """`verify_runs` (>= 2) replays from a fresh start; (all held, the skill as stored). A replay failure
+    caused only by elements seen changing on their own (a clock) repairs the postcondition once."""
     res, ok_all = None, False
     for attempt in range(2):
         ok_all = True
@@ -103,8 +107,79 @@ def verify_skill(ex: Any, name: str) -> str:
         skill = ex.lib.add(skill.model_copy(update={"postcondition": clean, "verified_runs": 0,
                                                       "failed_runs": 0, "status": "unverified"}))
         ex.note(f"{name!r}: dropped self-changing elements from its postcondition; verifying again")
+    return ok_all, skill
+
+
+def verify_skill(ex: Any, name: str) -> str:
+    """Replay a skill `verify_runs` (>= 2) times from the start state, then its negative control.
+
+    Returns the status stored: verified, failed or unverified.
+    """
+    skill = _precheck(ex, name)
+    if skill is None:
+        return "unverified"
+    ok_all, skill = _replays(ex, name, skill)
     if not ok_all:
         return "failed"
+    return verify_control(ex, skill)
+
+
+def _control_key(skill: Skill) -> str | None:
+    """Skills with the same path before their own action and the same neutral spot share one negative
+    control run: it is the same run for all of them. None: this skill needs its own (hidden effects)."""
+    point = skill.extra.get("neutral")
+    if point is None or any(e.reveal for e in skill.postcondition.effects):
+        return None
+    own = int(skill.extra.get("own_steps", 1))
+    prefix = [s.action for s in skill.steps[: max(0, len(skill.steps) - own)]]
+    return json.dumps([prefix, list(point)], sort_keys=True)
+
+
+def verify_batch(ex: Any, names: list[str]) -> dict[str, str]:
+    """Verify several skills by the same standard as verify_skill (every one replayed >= 2 times from
+    a fresh start; its postcondition must fail on the negative control), running the negative control
+    once per group of skills that share it. Returns the status stored per name."""
+    out: dict[str, str] = {}
+    groups: dict[str, list[Skill]] = {}
+    for name in names:
+        skill = _precheck(ex, name)
+        if skill is None:
+            out[name] = "unverified"
+            continue
+        ok_all, skill = _replays(ex, name, skill)
+        if not ok_all:
+            out[name] = "failed"
+            continue
+        key = _control_key(skill)
+        if key is None:
+            out[name] = verify_control(ex, skill)
+        else:
+            groups.setdefault(key, []).append(skill)
+    for members in groups.values():
+        first = members[0]
+        control = negative_control(first, int(first.extra.get("own_steps", 1)), tuple(first.extra["neutral"]))
+        control = control.model_copy(update={"postcondition": Condition()})
+        res = _replay(ex, control)
+        obs = res.observation if res.observation is not None else ex._obs
+        # the same patience a single control gets: wait (bounded) in case any postcondition shows late
+        obs, _ = wait_for(ex.env, lambda o, m=members: any(not condition_problems(s.postcondition, o) for s in m),
+                          4.0, obs)
+        ex._obs = obs
+        for s in members:
+            if not res.ok:  # the control's own path failed: no evidence either way, check it alone
+                out[s.name] = verify_control(ex, s)
+            elif not condition_problems(s.postcondition, obs):
+                mark(ex, s.name, "unverified", "its postcondition also holds when the final action clicks a "
+                     "neutral spot")
+                out[s.name] = "unverified"
+            else:
+                set_status(ex.lib, s.name, "verified", "effect seen on every replay; the negative control fails")
+                out[s.name] = "verified"
+    return out
+
+
+def verify_control(ex: Any, skill: Skill) -> str:
+    """The negative control of one skill whose replays all held; stores and returns its status."""
     own = int(skill.extra.get("own_steps", 1))
     point, before = skill.extra.get("neutral"), None
     if point is None:  # no neutral spot recorded at exploration: find one on the screen before the action
@@ -112,10 +187,10 @@ def verify_skill(ex: Any, name: str) -> str:
         point = neutral_point(before.observation if before.observation is not None else ex._obs)
     control = _replay(ex, negative_control(skill, own, tuple(point) if point else None))
     if control.ok or (before is not None and before.ok):
-        mark(ex, name, "unverified", "its postcondition also holds when the final action clicks a neutral spot"
-             if control.ok else "its postcondition already holds before the final action")
+        mark(ex, skill.name, "unverified", "its postcondition also holds when the final action clicks a neutral "
+             "spot" if control.ok else "its postcondition already holds before the final action")
         return "unverified"
-    set_status(ex.lib, name, "verified", "effect seen on every replay; the negative control fails")
+    set_status(ex.lib, skill.name, "verified", "effect seen on every replay; the negative control fails")
     return "verified"
 
 
