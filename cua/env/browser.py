@@ -22,6 +22,7 @@ from cua.actions import Action
 from cua.env.base import ActionResult, EnvBase, EnvError, resolve_point
 from cua.env.chromium import CHROMIUM_ARGS, acquire_driver, chromium_pids, find_chromium, release_driver
 from cua.env.settle import wait_settled
+from cua.env.xauth import browser_env
 from cua.perception.elements import Observation, UIElement
 
 # Canonical key names (cua.actions.normalize_key) -> Playwright key names.
@@ -95,10 +96,11 @@ class BrowserEnv(EnvBase):
 
     def __init__(self, url: str = "about:blank", size: tuple[int, int] = (1280, 800), headless: bool = True,
                  sources: str = "auto", chromium: str | None = None, load_timeout: float = 15.0,
-                 settle_timeout: float = 2.0, stable_for: float = 0.08, **unknown: Any) -> None:
+                 settle_timeout: float = 2.0, stable_for: float = 0.08, pass_env: tuple[str, ...] = (),
+                 **unknown: Any) -> None:
         if unknown:
             raise EnvError(f"BrowserEnv got unknown option(s) {sorted(unknown)}; it takes url, size, headless, "
-                           "sources, chromium, load_timeout, settle_timeout, stable_for")
+                           "sources, chromium, load_timeout, settle_timeout, stable_for, pass_env")
         self.url = url or "about:blank"
         if self.url.split(":", 1)[0].lower() not in URL_SCHEMES or ":" not in self.url:
             raise EnvError(f"browser URL {self.url!r} needs a scheme: http://, https://, file://, about: or data:, "
@@ -123,6 +125,7 @@ class BrowserEnv(EnvBase):
             self._launch = lambda: self._pw.chromium.launch(
                 executable_path=executable, headless=headless,
                 args=[*CHROMIUM_ARGS, f"--cua-env-tag={self.tag}"], timeout=60_000,
+                env=browser_env(pass_env),  # the sandbox's allow-list: no API keys or tokens in the browser
             )
             self._browser = self._launch()
             self._new_context()

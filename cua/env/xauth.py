@@ -39,6 +39,15 @@ def allowed_env(pass_env: Iterable[str] = (), source: dict[str, str] | None = No
     return {k: v for k, v in src.items() if k in names or k.startswith("LC_")}
 
 
+# A browser also gets its home (profile, font cache) and, headed, the display and session buses it shows on.
+BROWSER_KEEP = ("HOME", "DISPLAY", "XAUTHORITY", "XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS")
+
+
+def browser_env(pass_env: Iterable[str] = ()) -> dict[str, str]:
+    """What a Chromium the project launches sees: the allow-list, BROWSER_KEEP and `pass_env`; never API keys."""
+    return allowed_env([*BROWSER_KEEP, *pass_env])
+
+
 def _field(b: bytes) -> bytes:
     return struct.pack(">H", len(b)) + b
 

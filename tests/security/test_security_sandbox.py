@@ -76,3 +76,21 @@ def test_in_process_clients_use_the_cookie(sandbox):
     with mss.MSS(display=sandbox.display) as sct:  # libX11
         assert sct.grab(sct.monitors[0]).size == (800, 600)
     assert stat.S_IMODE(Path(os.environ["XAUTHORITY"]).stat().st_mode) == 0o600
+
+
+def test_the_browser_env_does_not_inherit_the_callers_keys(monkeypatch):
+    from cua.env.browser import BrowserEnv
+    from cua.env.chromium import chromium_pids
+
+    for k, v in SECRETS.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("CUA_TEST_PASSED_ON", "passed-on-value")
+    with BrowserEnv("data:text/html,<p>hi</p>", size=(400, 300), sources="dom",
+                    pass_env=("CUA_TEST_PASSED_ON",)) as env:
+        pids = chromium_pids(env.tag)
+        assert pids  # the browser and its renderers, GPU and utility processes
+        environs = [_environ(pid) for pid in pids]  # (the zygotes write their title over their environ)
+        for environ in environs:
+            assert not {k for k in SECRETS if k in environ} | {k for k, v in environ.items() if v in SECRETS.values()}
+        assert any(e.get("CUA_TEST_PASSED_ON") == "passed-on-value" for e in environs)  # pass_env passes one
+        assert any("hi" in (e.name or "") for e in env.observe().elements)  # the page still works
