@@ -47,13 +47,40 @@ def _ca_option():
     return option
 
 
+def _vm_option(flag: str, var: str, low: int, high: int, default: int, text: str):
+    """`--vm-memory` / `--vm-cpus`: a vm:IMAGE env's size; like --ca, set in the environment (CUA_VM_*) so
+    every VM this command starts, in worker processes and Ray actors too, gets it."""
+    def use(value: int | None) -> int | None:
+        if value is not None:
+            if not low <= value <= high:
+                raise typer.BadParameter(f"{value} is out of range; give {low}..{high}, e.g. {flag} {default}")
+            os.environ[var] = str(value)
+        return value
+
+    carrier = typer.Typer()
+
+    @carrier.command()
+    def carrier_cmd(v: int | None = typer.Option(None, flag, callback=use, help=f"{text} (default {default}).")
+                    ) -> None:
+        """Only carries the option."""
+
+    option = typer.main.get_command(carrier).params[0]
+    option.name = var.lower()  # distinct per option (click keys values by name)
+    option.expose_value = False
+    return option
+
+
 def add_ca_option(command) -> None:
-    """Give every command that takes `--env` (and so `remote:URL`) a `--ca FILE` option."""
+    """Give every command that takes `--env` (and so `remote:URL` or `vm:IMAGE`) `--ca FILE`, `--vm-memory`
+    and `--vm-cpus`."""
     for sub in getattr(command, "commands", {}).values():
         add_ca_option(sub)
     params = getattr(command, "params", [])
     if any("--env" in getattr(p, "opts", ()) for p in params) and not any("--ca" in p.opts for p in params):
         params.append(_ca_option())
+        params.append(_vm_option("--vm-memory", "CUA_VM_MEMORY", 256, 65536, 1024,
+                                 "Memory in MiB of each VM a vm:IMAGE env boots"))
+        params.append(_vm_option("--vm-cpus", "CUA_VM_CPUS", 1, 64, 1, "vCPUs of each VM a vm:IMAGE env boots"))
 
 
 class CuaGroup(TyperGroup):
