@@ -86,6 +86,7 @@ class Explorer(Navigator):
         self.escape_useless: dict[str, int] = {}
         self.pending: list[str] = []  # made, not yet verified (verified in batches)
         self._changers: dict[str, list[tuple[dict[str, Any], list[str], str, Observation]]] = {}
+        self._idle: dict[str, set[str]] = {}  # per state: controls that showed no effect of their own there
 
     def progress(self) -> None:
         self.stats.seconds = time.monotonic() - self.t0
@@ -280,6 +281,8 @@ class Explorer(Navigator):
                 effects, effect = [probed, *effects], "value_change" if effect == "no_change" else effect
                 new = self._obs
         self.stats.effects[effect] = self.stats.effects.get(effect, 0) + 1
+        if effect == "no_change" or (ok and effect == "value_change" and not any(not e.inherited for e in effects)):
+            self._idle.setdefault(key.exact, set()).add(cand.el.signature)
         new_key = state_key(new)
         if effect in ("no_change", "error", "app_closed"):
             self.graph.add_transition(key, cand.key, steps[0], new_key if effect != "error" else None, effect,
@@ -341,8 +344,7 @@ class Explorer(Navigator):
         verified value-changing click, where only those controls are tried again."""
         if "~" in key.exact or not self._changers.get(key.exact):
             return
-        idle = sorted({t["signature"].split(":", 1)[-1] if t["signature"].startswith(("type:", "right_click:"))
-                       else t["signature"] for t in self.graph.transitions(key) if t["effect"] == "no_change"})
+        idle = sorted(self._idle.get(key.exact, ()))
         verified = [c for c in self._changers[key.exact] if (s := self.lib.get(c[2])) is not None
                     and s.status == "verified"]
         if not idle or not verified:

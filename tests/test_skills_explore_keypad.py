@@ -1,5 +1,6 @@
 """GUI-DFS on a real keypad app (galculator, GTK3, Xvfb + AT-SPI) with the default profile: a key whose
-only effect is the number in the display becomes a verified skill; keys with no visible effect do not."""
+only effect is the number in the display becomes a verified skill; keys with no visible effect do not,
+until they are tried again once the display shows a value (0 after 8 reads 80)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,8 @@ def explored(tmp_path_factory):
     env = make_env("sandbox:galculator", sources="a11y")
     lib, graph = SkillLibrary(db), UIGraph(db)
     try:  # --only scopes the start-state controls to keep the test short; the profile is the default one
-        ex = Explorer(env, lib, graph, load_profile("default"), Budget(max_actions=120, minutes=4, max_depth=2),
-                      app="galculator", only=r"^(7|8|\+)$")
+        ex = Explorer(env, lib, graph, load_profile("default"), Budget(max_actions=200, minutes=4, max_depth=2),
+                      app="galculator", only=r"^(7|8|0|\+)$")
         stats = ex.run()
         yield env, lib, stats
     finally:
@@ -41,6 +42,13 @@ def test_keypad_key_is_a_skill_verified_by_the_display(explored):
     # '+' on a display showing 0 changes nothing visible: kept, but not verified
     plus = lib.get("+")
     assert plus.status == "unverified" and "no effect" in plus.extra["status_reason"]
+    # '0' on a display showing 0 does nothing; tried again after a verified key changed the display, it acts
+    assert lib.get("0").status == "unverified"
+    [zero] = [s for s in lib.list() if s.name.endswith(" › 0")]
+    key = zero.name.split(" › ")[0]  # the context: the last key verified to change the display
+    assert key in ("7", "8") and zero.status == "verified", (zero.name, stats.notes)
+    assert zero.postcondition.describe() == f"display changes from 0 to {key}0"
+    assert zero.steps[0].action["target"]["text"] == key and len(zero.steps) == 2
     # every action counted, verification and resets included
     assert stats.total_actions > stats.explore_actions + stats.resets
 
