@@ -8,6 +8,7 @@ installs, or downloads not in the asset cache), else `ok`.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from collections.abc import Callable, Iterator
@@ -30,7 +31,8 @@ APP_BINARY = {"google-chrome": "chromium", "chrome": "chromium", "chromium": "ch
               "code": "code", "vs_code": "code", "vscode": "code", "nautilus": "nautilus",
               "gnome-terminal": "gnome-terminal", "gedit": "gedit"}
 APP_NAME = {"code": "VS Code", "libreoffice": "LibreOffice", "chromium": "Chromium",
-            "gnome-shell": "a GNOME session (its settings, as OSWorld's VM snapshot has them)"}
+            "gnome-shell": "a GNOME session (its settings, as OSWorld's VM snapshot has them)",
+            "systemd": "a systemd-booted system (timedatectl)", "totem": "GNOME Videos as the default video player"}
 GOOGLE = {"googledrive", "login"}
 NETWORK_CMD = re.compile(r"\b(apt(-get)?\s+(update|install)|pip3?\s+install|wget|curl|git\s+clone|snap\s+install)\b")
 OFFICE = re.compile(r"\.(xlsx|xls|ods|csv|docx|doc|odt|pptx|ppt|odp)$", re.I)
@@ -70,6 +72,8 @@ def needed_apps(task: OSWorldTask) -> list[str]:
             apps.append("libreoffice")
         elif re.search(r"(^|[;&|\n]\s*)gnome-terminal\b", cmd):
             apps.append("gnome-terminal")
+        if re.search(r"\btimedatectl\b", cmd):
+            apps.append("systemd")
         if re.search(r"\b(pulseaudio|pactl)\b", cmd):
             apps.append("pulseaudio")
         if re.search(r"\bgsettings\b", cmd):  # GNOME's settings as OSWorld's VM snapshot has them
@@ -85,6 +89,8 @@ def needed_apps(task: OSWorldTask) -> list[str]:
             apps.append("vlc")
         elif t == "vscode_config":
             apps.append("code")
+        elif t == "default_video_player":  # the task starts from GNOME Videos as the default player
+            apps.append("totem")
     for name in [task.domain, *task.related_apps]:
         if name.lower() in APP_BINARY:
             apps.append(APP_BINARY[name.lower()])
@@ -133,8 +139,23 @@ def _root(task: OSWorldTask) -> str | None:
     return None
 
 
+def installed(app: str) -> str | None:
+    """Where APP is; systemd counts when it booted this system."""
+    if app == "systemd":
+        return "/run/systemd/system" if Path("/run/systemd/system").is_dir() else None
+    if app == "vlc" and os.geteuid() == 0:  # "VLC is not supposed to be run as root. Sorry."
+        return None
+    return shutil.which(app)
+
+
+def _why_missing(app: str) -> str:
+    if app == "vlc" and os.geteuid() == 0 and shutil.which("vlc"):
+        return "needs VLC run as a non-root user (VLC refuses to run as root)"
+    return f"needs {APP_NAME.get(app, app)} (not on PATH)"
+
+
 def check_task(task: OSWorldTask, cache: Path | None = None,
-               have: Callable[[str], str | None] = shutil.which) -> Check:
+               have: Callable[[str], str | None] = installed) -> Check:
     def out(status: str, reason: str = "") -> Check:
         return Check(task_id=task.id, domain=task.domain, status=status, reason=reason)
 
@@ -146,7 +167,7 @@ def check_task(task: OSWorldTask, cache: Path | None = None,
         return out("needs-google", "needs a Google account")
     missing = [a for a in needed_apps(task) if not have(a)]
     if missing:
-        return out(f"needs-app {missing[0]}", f"needs {APP_NAME.get(missing[0], missing[0])} (not on PATH)")
+        return out(f"needs-app {missing[0]}", _why_missing(missing[0]))
     why = _root(task)
     if why:
         return out("needs-root", why)

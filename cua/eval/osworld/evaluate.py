@@ -3,7 +3,8 @@
 Scores as OSWorld does: an infeasible task scores 1 when the agent declared it infeasible, else 0;
 a feasible task the agent declared infeasible scores 0; with `and`, the first 0 ends at 0 and the
 score is the mean; with `or`, the first 1 ends at 1 and the score is the max. A result getter that
-raises FileNotFoundError scores that metric 0 (OSWorld: 0 for the whole `and`).
+raises FileNotFoundError scores that metric 0 (OSWorld: 0 for the whole `and`); a metric that raises on
+a getter's None (a config file the app never wrote) scores 0 too, where OSWorld's harness would crash.
 """
 
 from __future__ import annotations
@@ -34,6 +35,11 @@ def getter(config: dict) -> Callable[..., Any]:
     if fn is None:
         raise EvaluatorError(f"unsupported getter {config.get('type')!r}")
     return fn
+
+
+def _missing(result: Any) -> bool:
+    """A getter's None (vm_file of a file that is not there), alone or in a list."""
+    return result is None or (isinstance(result, list) and any(r is None for r in result))
 
 
 def mapped_steps(rt: Runtime, steps: list[Step]) -> list[Step]:
@@ -75,7 +81,11 @@ def score(task: OSWorldTask, rt: Runtime, declared_infeasible: bool, details: li
         except (EvaluatorError, FileNotFoundError):
             raise
         except Exception as e:  # noqa: BLE001 - a metric crash is the evaluator's error, named
-            raise EvaluatorError(f"metric {func} raised {type(e).__name__}: {e}") from None
+            if not _missing(result):
+                raise EvaluatorError(f"metric {func} raised {type(e).__name__}: {e}") from None
+            # the file it reads is not there (an app never wrote its config): nothing was done, 0
+            details.append(f"{func} = 0 (its input is missing: {type(e).__name__} on None)")
+            value = 0.0
         details.append(f"{func} = {value:g}")
         if ev.conj == "and" and value == 0.0:
             return 0.0
