@@ -24,6 +24,19 @@ def app_of(env: str) -> str:
     return kind or "app"
 
 
+class _Lent:
+    """An env lent to an explore worker: used as is, but its close() is the lender's (after the curriculum)."""
+
+    def __init__(self, env) -> None:
+        self._env = env
+
+    def __getattr__(self, name: str):
+        return getattr(self._env, name)
+
+    def close(self) -> None:
+        pass
+
+
 def open_library(path: Path, must_exist: bool = True):
     from skills.library import SkillLibrary
 
@@ -129,7 +142,12 @@ def register(app: typer.Typer) -> None:
                 if workers > 1:
                     from skills.workers import explore_parallel
 
-                    stats = explore_parallel(lambda: make_env(env, sources=sources), skills, prof, budget, name,
+                    spare = [e]  # worker 0 explores on the env opened above (a VM boots in minutes), kept open
+
+                    def worker_env():
+                        return _Lent(spare.pop()) if spare else make_env(env, sources=sources)
+
+                    stats = explore_parallel(worker_env, skills, prof, budget, name,
                                              workers=workers, verify_runs=verify_runs, only=only, screens=screens,
                                              on_progress=show)
                 else:
