@@ -131,15 +131,19 @@ class DesktopEnv(EnvBase):
         """Title and WM_CLASS of _NET_ACTIVE_WINDOW (fallback when AT-SPI has no answer)."""
         def q():
             from Xlib import X
+            from Xlib.error import BadDrawable, BadWindow
 
             d = self.x.d
             prop = d.screen().root.get_full_property(d.intern_atom("_NET_ACTIVE_WINDOW"), X.AnyPropertyType)
             if prop is None or not len(prop.value) or not prop.value[0]:
                 return "", ""
             w = d.create_resource_object("window", int(prop.value[0]))
-            name = w.get_full_property(d.intern_atom("_NET_WM_NAME"), d.intern_atom("UTF8_STRING"))
-            title = name.value.decode(errors="replace") if name is not None else (w.get_wm_name() or "")
-            cls = w.get_wm_class() or ("", "")
+            try:
+                name = w.get_full_property(d.intern_atom("_NET_WM_NAME"), d.intern_atom("UTF8_STRING"))
+                title = name.value.decode(errors="replace") if name is not None else (w.get_wm_name() or "")
+                cls = w.get_wm_class() or ("", "")
+            except (BadWindow, BadDrawable):  # the active window vanished (a stale _NET_ACTIVE_WINDOW)
+                return "", ""
             return str(title), str(cls[0])
 
         try:
