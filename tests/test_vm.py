@@ -22,7 +22,8 @@ OWNER = """
 import json, sys, time
 from cua.env.vm import VMEnv
 env = VMEnv(sys.argv[1])
-print(json.dumps({"marker": env.marker, "root": str(env.root), "url": env.url, "token": env._token}), flush=True)
+print(json.dumps({"marker": env.marker, "root": str(env.root), "url": env.url, "token": env._token,
+                  "ssh": env.ssh_command(["cat", "/etc/hostname"]), "timings": env.timings}), flush=True)
 for line in sys.stdin:
     t0 = time.monotonic(); env.reset()
     print(json.dumps({"reset_s": time.monotonic() - t0}), flush=True)
@@ -55,6 +56,8 @@ def test_vm_boot_act_reset_and_owner_kill(image):
     try:
         info = json.loads(owner.stdout.readline() or "{}")
         assert info, "the VM did not boot in the owner process"
+        ssh = subprocess.run(info["ssh"], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        assert ssh.stdout.strip() == "cua-guest", ssh.stderr  # the guest's own hostname, over its pinned host key
         env = RemoteEnv(info["url"], token=info["token"])
         obs = _until(env, lambda o: any(e.role == "menu" and e.name == "File" for e in o.elements))
         assert any(e.role == "menu" and e.name == "File" for e in obs.elements), obs.window_title
@@ -66,7 +69,7 @@ def test_vm_boot_act_reset_and_owner_kill(image):
         env._reconnect()
         after = _until(env, lambda o: any(e.role == "text" for e in o.elements))
         assert "hello vm" not in _doc(after), "the reset by snapshot did not undo the typing"
-        print(f"reset by snapshot: {reset_s:.1f}s", file=sys.stderr)
+        print(f"reset by snapshot: {reset_s:.1f}s; boot: {info['timings']}", file=sys.stderr)
         env.close()
         assert subprocess.run(["pgrep", "-f", info["marker"]], capture_output=True).returncode == 0
     finally:
@@ -84,3 +87,26 @@ def test_vm_boot_act_reset_and_owner_kill(image):
 def test_missing_image_says_how_to_build_one():
     with pytest.raises(EnvError, match="cua vm build"):
         VMEnv("no-such-image-anywhere")
+
+
+def test_corrupt_image_is_named(tmp_path):
+    for f in ("vmlinuz", "initrd.img"):
+        (tmp_path / f).write_bytes(b"x")
+    (tmp_path / "disk.qcow2").write_bytes(b"QFI\xfb" + b"\0" * 200)  # a qcow2 magic and a broken header
+    with pytest.raises(EnvError, match="corrupt.*cua vm build"):
+        VMEnv(str(tmp_path))
+
+
+def test_port_taken_is_named(image):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        with pytest.raises(EnvError, match="port 127.0.0.1:.* is taken"):
+            VMEnv(str(image.disk.parent), port=s.getsockname()[1])
+
+
+def test_guest_that_never_answers_shows_the_serial_tail(image):
+    with pytest.raises(EnvError, match=r"(?s)never answered.*serial console tail:\n.*\[ *\d+\.\d+\] "):
+        VMEnv(str(image.disk.parent), boot_timeout=20)  # the kernel's own lines, not an empty tail

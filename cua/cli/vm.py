@@ -1,4 +1,4 @@
-"""`cua vm build|start|stop|list`: VM images from Debian and the VMs cua runs."""
+"""`cua vm build|start|stop|list|ssh`: VM images from Debian and the VMs cua runs."""
 
 from __future__ import annotations
 
@@ -80,3 +80,22 @@ def register(app: typer.Typer) -> None:
 
         for st in list_vms():
             print(json.dumps(st) if json_out else f"{st['name']}\t{st['env']}\tkvm={st['kvm']}\t{st['image']}")
+
+    @vm_app.command("ssh", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+    def ssh(ctx: typer.Context, name: Annotated[str, typer.Argument(help="The VM's name.")] = "vm1") -> None:
+        """Log into a VM started with `cua vm start` as root over ssh (its own key; the guest's host key is
+        pinned), or run a command there.
+
+        Example: cua vm ssh vm1 -- uname -a
+        """
+        import os
+
+        from cua.env.base import EnvError
+        from vm.image.fleet import ssh_command
+
+        try:
+            argv = ssh_command(name, list(ctx.args))
+        except EnvError as e:
+            console.print(f"[bold red]error:[/] {e}")
+            raise typer.Exit(1) from None
+        os.execvp(argv[0], argv)

@@ -30,6 +30,7 @@ BASE_PACKAGES = [
     "xvfb", "xauth", "openbox", "x11-utils", "xdotool", "at-spi2-core", "python3-pyatspi", "gir1.2-atspi-2.0",
     "python3", "python3-venv", "fonts-dejavu-core", "libgl1", "libglib2.0-0", "procps",
     "x11vnc",  # the guest server's /vnc live-view route (vm/guest/vnc.py)
+    "openssh-server",  # `cua vm ssh` (keys made per VM, passed through fw_cfg)
 ]
 # Top-level Python packages the guest server imports (pins come from the host's environment).
 GUEST_PYTHON = [

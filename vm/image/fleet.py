@@ -1,8 +1,9 @@
 """VMs that outlive one command: `cua vm start|stop|list`.
 
 `start` launches a detached supervisor (`python -m vm.image.fleet IMAGE NAME`) that boots the VM with
-cua.env.vm.VMEnv, writes its state (URL, pid, a 0600 token file) under ~/.cache/cua/vms/, and closes
-the VM on SIGTERM; `stop` signals it, `list` reads the states (dropping those whose supervisor died).
+cua.env.vm.VMEnv, writes its state (URL, pid, a 0600 token file, the ssh command) under
+~/.cache/cua/vms/, and closes the VM on SIGTERM; `stop` signals it, `list` reads the states (dropping
+those whose supervisor died), `ssh_command` gives the ssh argument list into one.
 """
 
 from __future__ import annotations
@@ -77,6 +78,16 @@ def stop(name: str, timeout: float = 30.0) -> bool:
     return False
 
 
+def ssh_command(name: str, command: list[str] | None = None) -> list[str]:
+    """The ssh argument list into the running VM `name` (as root, its own key, its pinned host key)."""
+    for st in list_vms():
+        if st["name"] == name:
+            if not st.get("ssh"):
+                raise EnvError(f"VM {name!r} has no ssh (ssh-keygen was missing when it started)")
+            return [*st["ssh"], *(command or [])]
+    raise EnvError(f"no running VM named {name!r}; `cua vm list` shows them, `cua vm start` starts one")
+
+
 def _supervise(image: str, name: str, memory_mb: int, cpus: int) -> None:
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *a: done.set())
@@ -87,7 +98,9 @@ def _supervise(image: str, name: str, memory_mb: int, cpus: int) -> None:
         with os.fdopen(fd, "w") as fh:
             fh.write(env._token + "\n")
         state = {"name": name, "image": str(env.image), "url": env.url, "pid": os.getpid(), "kvm": env.kvm,
-                 "token_file": str(token_file), "env": f"remote:{env.url}", "started": time.time()}
+                 "token_file": str(token_file), "env": f"remote:{env.url}", "started": time.time(),
+                 "memory_mb": memory_mb, "cpus": cpus, "ssh": env.ssh_command() if env.ssh_port else None,
+                 "qemu_pid": env.proc.pid if env.proc else None}
         tmp = STATE / f".{name}.json"
         tmp.write_text(json.dumps(state))
         tmp.rename(STATE / f"{name}.json")

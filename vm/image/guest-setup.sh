@@ -40,9 +40,11 @@ if [ ! -e "/opt/cua/installed-$WHEEL_NAME" ]; then
   rm -f /opt/cua/installed-* "/tmp/$WHEEL_NAME"; touch "/opt/cua/installed-$WHEEL_NAME"
 fi
 APP="$(cat "$FW/app/raw" 2>/dev/null || echo mousepad)"
+# A TCG guest on a busy host is slow: the app gets minutes to map its window, not the default 45 s.
+CUA_SANDBOX_TIMEOUT="$(cat "$FW/sandbox_timeout/raw" 2>/dev/null || echo 600)"; export CUA_SANDBOX_TIMEOUT
 cd /home/cua
 exec runuser -u cua -- env HOME=/home/cua CUA_TOKEN="$CUA_TOKEN" PATH=/usr/local/bin:/usr/bin:/bin \
-  /opt/cua/venv/bin/cua serve --host 0.0.0.0 --port 8765 --env "sandbox:$APP" --sources a11y
+  CUA_SANDBOX_TIMEOUT="$CUA_SANDBOX_TIMEOUT" /opt/cua/venv/bin/cua serve --host 0.0.0.0 --port 8765 --env "sandbox:$APP" --sources a11y
 START
 chmod 0755 "$ROOT/usr/local/bin/cua-guest-start"
 cat > "$ROOT/etc/systemd/system/cua-guest.service" <<UNIT
@@ -61,4 +63,37 @@ WantedBy=multi-user.target
 UNIT
 chroot "$ROOT" systemctl enable cua-guest.service
 chroot "$ROOT" systemctl enable serial-getty@ttyS0.service || true
+
+# `cua vm ssh`: sshd with a host key and an authorized key made per VM on the host (fw_cfg, root-only
+# in the guest), so no two VMs share a key and the host checks the guest's key exactly. No passwords.
+rm -f "$ROOT"/etc/ssh/ssh_host_*
+cat > "$ROOT/etc/ssh/sshd_config.d/cua.conf" <<SSHD
+HostKey /etc/ssh/ssh_host_ed25519_key
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin prohibit-password
+SSHD
+cat > "$ROOT/usr/local/bin/cua-ssh-keys" <<'KEYS'
+#!/bin/sh
+set -eu
+FW=/sys/firmware/qemu_fw_cfg/by_name/opt/cua
+for i in $(seq 50); do [ -e "$FW/ssh_host_key/raw" ] && break; sleep 0.1; done
+umask 077
+mkdir -p /root/.ssh
+cat "$FW/ssh_host_key/raw" > /etc/ssh/ssh_host_ed25519_key
+cat "$FW/ssh_authorized/raw" > /root/.ssh/authorized_keys
+KEYS
+chmod 0755 "$ROOT/usr/local/bin/cua-ssh-keys"
+cat > "$ROOT/etc/systemd/system/cua-ssh-keys.service" <<UNIT
+[Unit]
+Description=per-VM ssh keys from QEMU fw_cfg
+After=systemd-modules-load.service
+Before=ssh.service
+[Service]
+Type=oneshot
+ExecStart=/usr/local/bin/cua-ssh-keys
+[Install]
+WantedBy=multi-user.target
+UNIT
+chroot "$ROOT" systemctl enable cua-ssh-keys.service
 chroot "$ROOT" passwd -d root
