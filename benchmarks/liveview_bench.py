@@ -2,6 +2,8 @@
 
 - live view: from an action on the sandbox (a mousepad menu opening) to the changed frame in the noVNC
   page (Chromium polls the canvas), against the same change seen by a direct mss capture.
+- remote live view: the same through a guest (`cua serve` in a subprocess): the host's relay to the guest's
+  WebSocket /vnc, against the same change seen by polling the guest's /screenshot.
 - MCP: one `act` (a neutral key) through the official SDK client over stdio, against env.act directly.
 
     python benchmarks/liveview_bench.py [--quick]
@@ -14,9 +16,12 @@ import asyncio
 import io
 import json
 import os
+import socket
 import statistics
+import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +35,7 @@ from _results import BenchRun, row  # noqa: E402
 from cua.actions import parse_action  # noqa: E402
 from cua.env.chromium import CHROMIUM_ARGS, find_chromium  # noqa: E402
 from cua.env.desktop import SandboxEnv  # noqa: E402
+from cua.env.remote import RemoteEnv  # noqa: E402
 from cua.liveview import LiveView  # noqa: E402
 
 TOKEN = "liveview-bench-" + "k" * 32
@@ -48,7 +54,7 @@ def _until_changed(grab, ref: np.ndarray, timeout: float = 10.0) -> float:
     return float("nan")
 
 
-def liveview_latency(env: SandboxEnv, n: int) -> dict:
+def liveview_latency(env, n: int, grab_direct=None) -> dict:
     page_ms, direct_ms = [], []
     with LiveView(env, TOKEN) as view, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=find_chromium(), args=CHROMIUM_ARGS)
@@ -59,7 +65,7 @@ def liveview_latency(env: SandboxEnv, n: int) -> dict:
         canvas.wait_for(timeout=20000)
         time.sleep(2)
         grab_page = lambda: _gray(canvas.screenshot())  # noqa: E731
-        grab_direct = lambda: np.asarray(env.x.screenshot().convert("L"), dtype=np.int16)  # noqa: E731
+        grab_direct = grab_direct or (lambda: np.asarray(env.x.screenshot().convert("L"), dtype=np.int16))  # noqa: E731
         for _ in range(n):
             ref_page, ref_direct = grab_page(), grab_direct()
             t0 = time.monotonic()
@@ -71,6 +77,38 @@ def liveview_latency(env: SandboxEnv, n: int) -> dict:
             time.sleep(0.5)
         browser.close()
     return {"page_ms": page_ms, "direct_ms": direct_ms}
+
+
+@contextmanager
+def guest_env():
+    """`cua serve --env sandbox:mousepad` in a subprocess on a free loopback port, and a RemoteEnv to it."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "cua.cli", "serve", "--env", "sandbox:mousepad", "--port",
+                             str(port), "--sources", "a11y"], env={**os.environ, "CUA_TOKEN": TOKEN},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                env = RemoteEnv(f"http://127.0.0.1:{port}", token=TOKEN, retries=0)
+                break
+            except Exception:  # noqa: BLE001 - not listening yet
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("cua serve did not start") from None
+                time.sleep(0.5)
+        env.observe()  # starts the guest's sandbox
+        try:
+            yield env
+        finally:
+            env.close()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
 
 
 def mcp_overhead(n: int) -> dict:
@@ -107,17 +145,21 @@ def main() -> None:
     run = BenchRun("liveview_bench", args.quick, args.out)
     with SandboxEnv("mousepad", sources="a11y") as env:
         live = liveview_latency(env, n)
+    with guest_env() as guest:
+        remote = liveview_latency(guest, n, lambda: _gray(guest.screenshot_bytes(fmt="png", reuse=False)))
     mcp = mcp_overhead(n)
     med = lambda xs: statistics.median([x for x in xs if x == x]) if any(x == x for x in xs) else None  # noqa: E731
     summary = [
         row("live view: action to changed frame in the page (median)", med(live["page_ms"]), med(live["direct_ms"]),
             "same change seen by a direct capture", "ms"),
+        row("remote live view (guest /vnc via the host relay): action to changed frame (median)",
+            med(remote["page_ms"]), med(remote["direct_ms"]), "same change polled from the guest's /screenshot", "ms"),
         row("MCP act over stdio (median)", med(mcp["mcp_ms"]), med(mcp["direct_ms"]), "env.act directly", "ms"),
     ]
-    path = run.write({"liveview": live, "mcp": mcp, "repetitions": n}, summary)
-    print(f"{'measure':58} {'value':>9} {'baseline':>9} {'ratio':>6}")
+    path = run.write({"liveview": live, "remote_liveview": remote, "mcp": mcp, "repetitions": n}, summary)
+    print(f"{'measure':86} {'value':>9} {'baseline':>9} {'ratio':>6}")
     for s in summary:
-        print(f"{s['metric']:58} {s['value'] or float('nan'):9.1f} {s['baseline'] or float('nan'):9.1f} "
+        print(f"{s['metric']:86} {s['value'] or float('nan'):9.1f} {s['baseline'] or float('nan'):9.1f} "
               f"{s['ratio'] or float('nan'):6.2f}")
     print(f"wrote {path}")
 
