@@ -19,6 +19,8 @@ def register(app: typer.Typer) -> None:
         index: Path = typer.Option(None, "--index", help="OSWorld index (test_all.json) of the tasks to run."),
         domains: str = typer.Option(None, "--domains", help="With --index: comma list of domains, e.g. chrome,os."),
         assets: Path = typer.Option(None, "--assets", help="OSWorld asset cache (cua osworld assets --fetch)."),
+        online: bool = typer.Option(False, "--online", help="The internet is reachable: also run OSWorld tasks "
+                                    "that open live websites or install packages (skipped otherwise)."),
         env: str = typer.Option(None, "--env", "-e", help="ENV overriding each task's own env."),
         model: str = MODEL_OPT,
         skills: Path = typer.Option(None, help="Skill library (SQLite) for the agent."),
@@ -70,7 +72,7 @@ def register(app: typer.Typer) -> None:
         cfg = EvalConfig(env=env, model=model, skills=str(skills) if skills else None, replay=replay,
                          out=str(out), max_steps=max_steps, env_options={"sources": sources},
                          model_options=options, grounder=grounder,
-                         assets=str(assets.resolve()) if assets else None)
+                         assets=str(assets.resolve()) if assets else None, online=online)
         skip = finished_ids(out / "results.jsonl")
         if skip & {t.id for t in todo}:
             console.print(f"resuming: {len(skip & {t.id for t in todo})} task(s) already done in {out}")

@@ -177,8 +177,12 @@ def check_task(task: OSWorldTask, cache: Path | None = None,
     return out("ok")
 
 
-def skip_reason(c: Check) -> str | None:
-    """What makes a task skipped at run time (set-up cannot run here at all); network is tried."""
+def skip_reason(c: Check, online: bool = False) -> str | None:
+    """Why a task is skipped at run time, or None to run it. Live websites and package installs run
+    only `online`; a download missing from the cache is left to the download step, which skips the
+    task naming its URL (`asset missing: URL`)."""
     if c.kind in ("needs-google", "needs-app", "needs-root"):
         return c.reason
+    if c.kind == "needs-network" and not c.reason.startswith("downloads") and not online:
+        return f"needs the internet: {c.reason} (run with --online where it is reachable)"
     return None

@@ -30,15 +30,15 @@ def task_fields(data: dict, source: str) -> dict[str, Any]:
 class OSWorldEpisode:
     """Set-up (config steps) and evaluation (post-config, getters, metrics) of one task on one env."""
 
-    def __init__(self, data: dict, env: Any, assets: str | None):
+    def __init__(self, data: dict, env: Any, assets: str | None, online: bool = False):
         self.task: OSWorldTask = OSWorldTask.model_validate(data)
-        self.env, self.assets = env, Path(assets) if assets else None
+        self.env, self.assets, self.online = env, Path(assets) if assets else None, online
         self.rt: Runtime | None = None
 
     def setup(self) -> str:
         """Runs the config steps; returns the instruction with OSWorld's paths mapped. Raises Skip."""
         c = check_task(self.task, self.assets)
-        reason = skip_reason(c)
+        reason = skip_reason(c, self.online)
         if reason:
             raise Skip(reason)
         if c.kind == "unsupported":
