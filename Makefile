@@ -61,7 +61,7 @@ osworld-golden:
 	$(GOLDEN_VENV)/bin/pip install -q --disable-pip-version-check --no-deps desktop-env==1.0.2
 	$(GOLDEN_VENV)/bin/pip install -q --disable-pip-version-check openpyxl pandas python-docx python-pptx \
 	  pdfplumber pypdf PyPDF2 rapidfuzz imagehash scikit-image lxml cssselect beautifulsoup4 xmltodict \
-	  tldextract formulas pymupdf mutagen odfpy opencv-python-headless pyyaml numpy scipy fastdtw
+	  tldextract formulas pymupdf mutagen odfpy opencv-python-headless pyyaml numpy scipy fastdtw librosa
 	$(GOLDEN_VENV)/bin/python scripts/osworld_golden.py
 
 lint: setup
