@@ -25,7 +25,13 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "tests" / "osworld" / "golden.jsonl"
 INPUTS = ROOT / "tests" / "osworld" / "golden_inputs"
 STUBBED: list[str] = []
-STUB_ROOTS = ("easyocr", "librosa", "acoustid", "borb", "torch")
+STUB_ROOTS = ("easyocr", "librosa", "acoustid", "borb")
+
+
+def _stub_attribute(attr: str):
+    if attr.startswith("__"):
+        raise AttributeError(attr)  # inspect (numba, via librosa) probes __file__ of every module
+    return type(attr, (), {})
 
 
 class _StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -50,7 +56,7 @@ class _StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def create_module(self, spec):
         mod = types.ModuleType(spec.name)
         mod.__path__ = []
-        mod.__getattr__ = lambda attr: type(attr, (), {})
+        mod.__getattr__ = _stub_attribute
         STUBBED.append(spec.name)
         return mod
 

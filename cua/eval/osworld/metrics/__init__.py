@@ -1,5 +1,6 @@
 """OSWorld's evaluator metrics, reimplemented: METRICS maps OSWorld's function names to callables.
 
+`infeasible` is not here: it scores the agent's declaration, not files (cua.eval.osworld.evaluate).
 Each metric takes (result, expected, **options) or (result, **options) as the reference's does and
 returns its verdict (1.0 pass / 0.0 fail, or a score). The heavy libraries (openpyxl, pandas,
 python-docx, python-pptx, pypdf, pdfplumber, Pillow, scikit-image...) are imported inside the
@@ -36,6 +37,35 @@ _FAMILIES: dict[str, tuple[str, ...]] = {
         "check_transition", "check_page_number_colors", "check_auto_saving_time",
     ),
     "table": ("compare_table", "compare_csv", "compare_conference_city_in_order"),
+    "chrome": (
+        "is_expected_active_tab", "is_expected_active_tab_approximate", "is_expected_url_pattern_match",
+        "is_expected_installed_extensions", "is_expected_tabs", "is_expected_bookmarks",
+        "is_expected_search_query", "compare_pdfs", "compare_pdf_images", "compare_archive", "compare_htmls",
+        "is_cookie_deleted", "is_shortcut_on_desktop", "check_history_deleted", "check_enabled_experiments",
+        "check_font_size", "is_added_to_steam_cart",
+    ),
+    "vscode": (
+        "check_json_keybindings", "check_json_settings", "compare_text_file", "compare_zip_files",
+        "compare_config", "compare_answer", "is_extension_installed", "check_python_file_by_test_suite",
+        "check_html_background_image", "compare_result_files",
+    ),
+    "thunderbird": ("check_thunderbird_prefs", "check_thunderbird_filter", "check_thunderbird_folder"),
+    "basic_os": ("check_gnome_favorite_apps", "is_utc_0", "check_text_enlarged", "check_moved_jpgs",
+                 "is_in_vm_clickboard"),
+    "others": ("compare_epub", "check_mp3_meta", "check_pdf_pages", "check_libre_locale"),
+    "vlc": (
+        "is_vlc_playing", "is_vlc_recordings_folder", "is_vlc_fullscreen", "compare_images", "compare_audios",
+        "compare_videos", "check_qt_bgcone", "check_qt_max_volume", "check_qt_minimal_view",
+        "check_qt_slider_colours", "check_global_key_play_pause", "check_one_instance_when_started_from_file",
+    ),
+    "gimp": (
+        "compare_image_list", "check_brightness_decrease_and_structure_sim",
+        "check_saturation_increase_and_structure_sim", "check_file_exists_and_structure_sim",
+        "check_triangle_position", "check_structure_sim", "check_structure_sim_resized",
+        "check_contrast_increase_and_structure_sim", "check_config_status", "check_image_size",
+        "check_palette_and_structure_sim", "check_textbox_on_leftside", "check_image_mirror",
+        "check_green_background", "check_image_file_size",
+    ),
 }
 
 
@@ -50,10 +80,3 @@ def _load() -> dict[str, Callable[..., float]]:
 
 METRICS: dict[str, Callable[..., float]] = _load()
 
-
-def infeasible(declared_infeasible: bool) -> float:
-    """OSWorld scores an infeasible task 1 when the agent's last action declared it infeasible (FAIL)."""
-    return 1.0 if declared_infeasible else 0.0
-
-
-NEEDS_AGENT_VERDICT = {"infeasible"}
