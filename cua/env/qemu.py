@@ -13,6 +13,8 @@ import os
 import shlex
 import signal
 import socket
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,18 @@ GUEST_PORT = 8765
 
 def die_with_parent() -> None:
     ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+_SPAWNER: ThreadPoolExecutor | None = None
+
+
+def spawn(argv: list[str], **kw: Any) -> subprocess.Popen:
+    """Popen with PDEATHSIG, always from one long-lived thread: the signal fires when the forking *thread*
+    ends, so a QEMU started by a reset in a short-lived worker thread would otherwise die with it."""
+    global _SPAWNER
+    if _SPAWNER is None:
+        _SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cua-qemu-spawner")
+    return _SPAWNER.submit(subprocess.Popen, argv, preexec_fn=die_with_parent, **kw).result()
 
 
 def kvm_usable() -> bool:
@@ -43,8 +57,6 @@ def kvm_usable() -> bool:
 
 def choose_accel() -> bool:
     """True for KVM, False for TCG; a clear error when neither can run here."""
-    import subprocess
-
     kvm = kvm_usable()
     if kvm and not os.access("/dev/kvm", os.R_OK | os.W_OK):
         raise EnvError("CUA_VM_ACCEL=kvm but /dev/kvm is missing or not writable by this user; add the user to "
@@ -153,7 +165,6 @@ def make_ssh_keys(folder: Path, port: int) -> bool:
     """A client key and a guest host key for one VM (0600, in its folder) and the known_hosts line that
     pins the guest's key; False when ssh-keygen is missing (the VM then has no ssh)."""
     import shutil
-    import subprocess
 
     if shutil.which("ssh-keygen") is None:
         return False

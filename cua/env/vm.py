@@ -30,8 +30,8 @@ from typing import Any
 import httpx
 
 from cua.env.base import EnvError
-from cua.env.qemu import (QMP, choose_accel, die_with_parent, exec_uri, free_port, make_ssh_keys, port_free,
-                          qemu_argv, ssh_argv)
+from cua.env.qemu import (QMP, choose_accel, exec_uri, free_port, make_ssh_keys, port_free,
+                          qemu_argv, spawn, ssh_argv)
 from cua.env.remote import RemoteEnv
 from cua.env.sandbox import _cleanup, _start_guard
 
@@ -89,7 +89,7 @@ class VMEnv(RemoteEnv):
     """A booted VM as a RemoteEnv; reset() restores the saved post-boot state."""
 
     def __init__(self, image: str, memory_mb: int | None = None, cpus: int | None = None,
-                 app: str = "mousepad", boot_timeout: float = 900.0, port: int | None = None, **options: Any):
+                 app: str = "mousepad", boot_timeout: float = 1800.0, port: int | None = None, **options: Any):
         memory_mb = memory_mb or int(os.environ.get("CUA_VM_MEMORY") or DEFAULT_MEMORY_MB)  # --vm-memory
         cpus = cpus or int(os.environ.get("CUA_VM_CPUS") or DEFAULT_CPUS)  # --vm-cpus
         if shutil.which("qemu-system-x86_64") is None or shutil.which("qemu-img") is None:
@@ -161,8 +161,8 @@ class VMEnv(RemoteEnv):
                          token_file=self._token_file, wheel=self.wheel, app=self.app, kvm=self.kvm,
                          incoming=incoming, ssh_port=self.ssh_port, ssh_dir=self.ssh_dir)
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "CUA_SANDBOX_ID": self.marker}
-        proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                preexec_fn=die_with_parent, start_new_session=True)
+        with (self.root / "qemu.log").open("wb") as log:  # a file, not a pipe nobody drains
+            proc = spawn(argv, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         self._procs.append(proc)
         self.proc = proc
         deadline = time.monotonic() + min(timeout, 60)
@@ -181,7 +181,8 @@ class VMEnv(RemoteEnv):
     def _alive(self) -> None:
         proc = self.proc
         if proc is not None and proc.poll() is not None:
-            out = (proc.stdout.read() if proc.stdout else b"").decode(errors="replace").strip()
+            log = self.root / "qemu.log"
+            out = (log.read_bytes()[-4000:] if log.exists() else b"").decode(errors="replace").strip()
             hint = ""
             if "hostfwd" in out or "host forwarding" in out:
                 hint = f" (is port 127.0.0.1:{self.port} taken?)"
@@ -206,8 +207,6 @@ class VMEnv(RemoteEnv):
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-            if proc.stdout:
-                proc.stdout.close()
             if proc in self._procs:
                 self._procs.remove(proc)
             self.proc = None

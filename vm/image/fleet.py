@@ -46,7 +46,7 @@ def list_vms() -> list[dict]:
     return out
 
 
-def start(image: str, name: str, timeout: float = 300.0, memory_mb: int = 1024, cpus: int = 1) -> dict:
+def start(image: str, name: str, timeout: float = 1200.0, memory_mb: int = 1024, cpus: int = 1) -> dict:
     """Start a supervised VM named `name`; returns its state once the guest answers."""
     STATE.mkdir(parents=True, exist_ok=True, mode=0o700)
     if any(v["name"] == name for v in list_vms()):
