@@ -4,13 +4,13 @@ an environment: observe, act, run a task, search and run skills, record demonstr
 Each verified skill of `--skills` is its own typed tool (`skill_<name>`), run through the skill
 runner with its postcondition. Every environment call runs on one worker thread that owns the
 environment (Playwright and Xlib objects are bound to the thread that made them). Over streamable
-HTTP the server binds 127.0.0.1 and refuses any request without `Authorization: Bearer <token>`.
+HTTP the server binds 127.0.0.1, refuses any request without `Authorization: Bearer <token>` and cuts
+strangers' idle or slow-header sockets (the guest server's defences, `http_app`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import hmac
 import inspect
 import json
 import threading
@@ -198,29 +198,28 @@ class CuaMCP:
         self.worker.close()
 
 
-class BearerAuth:
-    """ASGI middleware: every HTTP request needs `Authorization: Bearer <token>` (constant-time compare)."""
+def http_app(server: CuaMCP, token: str, host: str = "127.0.0.1", connection_options: dict | None = None):
+    """The MCP streamable-HTTP app behind the guest server's defences: the bearer token (constant time; wrong
+    tokens slowed down, the right one always served), body limits that count real bytes (CL+TE refused), and
+    the connection guard (`app.state.connection_guard`, run by `vm.guest.server.server_config`) that cuts
+    strangers' idle or slow-header sockets."""
+    from types import SimpleNamespace
 
-    def __init__(self, app: Any, token: str):
-        self.app = app
-        self.expected = f"Bearer {token}".encode()
+    from vm.guest.auth import AuthGuard
+    from vm.guest.connections import ConnectionGuard
+    from vm.guest.middleware import AuthMiddleware, BodyLimitMiddleware
 
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            got = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(got, self.expected):
-                await send({"type": "http.response.start", "status": 401,
-                            "headers": [(b"content-type", b"application/json"),
-                                        (b"www-authenticate", b"Bearer")]})
-                await send({"type": "http.response.body",
-                            "body": b'{"error": "missing or wrong bearer token (CUA_TOKEN)"}'})
-                return
-        await self.app(scope, receive, send)
+    connections = ConnectionGuard(**(connection_options or {}))
+    app = BodyLimitMiddleware(server.server.streamable_http_app(host=host), default=1024 * 1024)
+    app = AuthMiddleware(app, guard=AuthGuard(token), connections=connections)
+    app.state = SimpleNamespace(connection_guard=connections)
+    return app
 
 
 def serve_http(server: CuaMCP, token: str, host: str = "127.0.0.1", port: int = 8766) -> None:
-    """Streamable HTTP at http://HOST:PORT/mcp behind the bearer token."""
+    """Streamable HTTP at http://HOST:PORT/mcp, guarded and configured as the guest server is."""
     import uvicorn
 
-    app = BearerAuth(server.server.streamable_http_app(host=host), token)
-    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_keep_alive=5)
+    from vm.guest.server import server_config
+
+    uvicorn.Server(server_config(http_app(server, token, host), host, port)).run()

@@ -199,3 +199,36 @@ def test_exec_programs_do_not_see_the_guests_secrets(tmp_path, monkeypatch):
                        timeout=30).json()
     assert r["returncode"] == 0 and "PATH=" in r["stdout"]
     assert "sk-secret-of-the-guest" not in r["stdout"] and TOKEN not in r["stdout"]
+
+
+def test_the_mcp_http_server_has_the_same_guard():
+    """`cua mcp --transport http` runs behind the guest's defences: idle sockets capped and cut, token checked."""
+    from cua.mcp_server import CuaMCP, http_app
+
+    mcp = CuaMCP("sandbox:mousepad")  # the env starts on the first tool call: never here
+    app = http_app(mcp, TOKEN, connection_options={"header_timeout": HEADER_TIMEOUT, "per_address": PER_ADDRESS})
+    port = free_port()
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "owner", "version": "1"}}}
+    try:
+        with serve_in_thread(server_config(app, "127.0.0.1", port)):
+            socks = _open_attack(port, 100, slow=True)
+            try:
+                url, accept = f"http://127.0.0.1:{port}/mcp", {"Accept": "application/json, text/event-stream"}
+                r = httpx.post(url, json=init, headers={**AUTH, **accept}, timeout=5.0, trust_env=False)
+                assert r.status_code == 200 and "serverInfo" in r.text, r.text
+                wrong = httpx.post(url, json=init, headers={"Authorization": "Bearer nope", **accept}, timeout=5.0,
+                                   trust_env=False)
+                assert wrong.status_code == 401
+                open_now = [s for s in socks if not _closed_by_server(s)]
+                assert len(open_now) <= PER_ADDRESS  # the cap closed the rest
+                end = time.monotonic() + HEADER_TIMEOUT + 5
+                while open_now and time.monotonic() < end:
+                    time.sleep(0.2)
+                    open_now = [s for s in open_now if not _closed_by_server(s)]
+                assert open_now == []  # and the deadline the survivors
+            finally:
+                for s in socks:
+                    s.close()
+    finally:
+        mcp.close()
