@@ -85,3 +85,19 @@ def test_remote_view_renders_and_takeover_click_reaches_the_guest_app(guest):
                 time.sleep(0.3)
         finally:
             browser.close()
+
+
+def test_remote_view_only_drops_input(guest):
+    guest.reset()
+    obs = guest.observe()
+    item = next(e for e in obs.elements if e.role == "menu" and e.name == "File")
+    with LiveView(guest, "host-side-token-" + "v" * 24) as view, sync_playwright() as pw:
+        browser, page, canvas = _open_page(pw, view, token=view.token)
+        try:
+            assert _wait_nonblank(canvas).std() > 10
+            _click_through(canvas, obs.size, item.bbox[0] + item.bbox[2] / 2, item.bbox[1] + item.bbox[3] / 2)
+            time.sleep(3)
+            assert not any(e.role == "menu item" and e.name.startswith("New") for e in guest.observe().elements), \
+                "a view-only remote live view let a click reach the guest's app"
+        finally:
+            browser.close()
