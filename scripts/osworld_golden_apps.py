@@ -312,3 +312,18 @@ case("check_libre_locale", "fallback", "@/r.xcu", {"locale_set": ["en-US"]}, bui
 case("check_libre_locale", "fail", "@/r.xcu", {"locale_set": ["fr-*"]}, build=text(r__xcu=LOC.format("ooLocale", "en-US")))
 
 _ = json
+
+# PDFs that LibreOffice wrote (a .docx report and the same with one more line), kept as fixtures
+FIXTURES = Path(__file__).parent / "osworld_golden_fixtures"
+
+
+def fixture(*names):
+    def build(d: Path) -> None:
+        for n in names:
+            (d / n).write_bytes((FIXTURES / n).read_bytes())
+    return build
+
+
+case("compare_pdfs", "libreoffice", "@/report_a.pdf", "@/report_b.pdf", build=fixture("report_a.pdf", "report_b.pdf"))
+case("compare_pdfs", "libreoffice-same", "@/report_a.pdf", "@/report_a.pdf", build=fixture("report_a.pdf"))
+case("check_pdf_pages", "libreoffice", "@/report_b.pdf", {"relation": "ge", "ref_value": 1}, build=fixture("report_b.pdf"))

@@ -268,3 +268,22 @@ case("fuzzy_place_math", "none", None, {"expected": []})
 case("compare_image_text", "missing", "@/nope.png", {"type": "text", "text": "ls"})
 case("compare_image_text", "none", None, {"type": "text", "text": "ls"})
 case("compare_image_text", "not-image", "@/x.png", {"type": "text", "text": "ls"}, build=text(x__png="not an image"))
+
+# A document as LibreOffice Writer saves it (.docx and .odt) and its python-docx original (fixtures)
+FIXTURES = Path(__file__).parent / "osworld_golden_fixtures"
+
+
+def fixture(**names):
+    def build(d: Path) -> None:
+        for dest, src in names.items():
+            (d / dest.replace("__", ".")).write_bytes((FIXTURES / src).read_bytes())
+    return build
+
+
+case("compare_docx_files", "lo-vs-original", "@/a.docx", "@/b.docx",
+     build=fixture(a__docx="doc_lo.docx", b__docx="doc_python_docx.docx"))
+case("compare_docx_files", "lo-odt-same", "@/a.odt", "@/b.odt", build=fixture(a__odt="doc_lo.odt", b__odt="doc_lo.odt"))
+case("compare_docx_files", "lo-strict", "@/a.docx", "@/b.docx", ignore_blanks=False,
+     build=fixture(a__docx="doc_lo.docx", b__docx="doc_python_docx.docx"))
+case("compare_docx_tables", "lo", "@/a.docx", "@/b.docx", build=fixture(a__docx="doc_lo.docx", b__docx="doc_python_docx.docx"))
+case("check_highlighted_words", "lo-odt", "@/a.odt", "@/b.odt", build=fixture(a__odt="doc_lo.odt", b__odt="doc_lo.odt"))

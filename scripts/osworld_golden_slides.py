@@ -252,3 +252,21 @@ case("check_page_number_colors", "blue", "@/a.pptx", {"color": "blue"}, build=_m
 case("check_page_number_colors", "black", "@/a.pptx", {"color": "black"}, build=_master_colors("000000", "FFFFFF"))
 case("check_page_number_colors", "other-color", "@/a.pptx", {"color": "purple"},
      build=_master_colors("000000", "FFFFFF"))
+
+# A deck as LibreOffice Impress saves it, and its python-pptx original, kept as fixtures
+FIXTURES = Path(__file__).parent / "osworld_golden_fixtures"
+
+
+def fixture(**names):
+    def build(d: Path) -> None:
+        for dest, src in names.items():
+            (d / dest.replace("__", ".")).write_bytes((FIXTURES / src).read_bytes())
+    return build
+
+
+case("compare_pptx_files", "lo-same", "@/a.pptx", "@/b.pptx", build=fixture(a__pptx="deck_lo.pptx", b__pptx="deck_lo.pptx"))
+case("compare_pptx_files", "lo-vs-original", "@/a.pptx", "@/b.pptx",
+     build=fixture(a__pptx="deck_lo.pptx", b__pptx="deck_pptx.pptx"))
+case("compare_pptx_files", "lo-vs-original-text-only", "@/a.pptx", "@/b.pptx", examine_shape=False,
+     examine_font_name=False, examine_font_size=False, examine_color_rgb=False, examine_bullets=False,
+     examine_background_color=False, build=fixture(a__pptx="deck_lo.pptx", b__pptx="deck_pptx.pptx"))

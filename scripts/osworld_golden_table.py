@@ -239,3 +239,33 @@ case("compare_conference_city_in_order", "fail", "@/r.xlsx", {"expected": ["Rome
 case("compare_conference_city_in_order", "short-expected", "@/r.xlsx", {"expected": ["Paris"]},
      build=xlsx("r.xlsx", CITIES))
 case("compare_conference_city_in_order", "bad-type", "@/r.xlsx", {"expected": [1, 2, 3]}, build=xlsx("r.xlsx", CITIES))
+
+# A workbook as LibreOffice Calc saves it (cached formula results, shared strings) and its openpyxl
+# original (formulas without cached values), kept as fixtures.
+FIXTURES = Path(__file__).parent / "osworld_golden_fixtures"
+
+
+def fixture(**names):
+    def build(d: Path) -> None:
+        for dest, src in names.items():
+            (d / dest.replace("__", ".")).write_bytes((FIXTURES / src).read_bytes())
+    return build
+
+
+LO = fixture(r__xlsx="calc_lo.xlsx", e__xlsx="calc_lo.xlsx")
+case("compare_table", "lo-data-same", R, E, rules=SD + [{"type": "sheet_data", "sheet_idx0": "RI1", "sheet_idx1": "EI1"}],
+     build=LO)
+case("compare_table", "lo-vs-uncached-formulas", R, E, rules=SD,
+     build=fixture(r__xlsx="calc_lo.xlsx", e__xlsx="calc_openpyxl.xlsx"))
+case("compare_table", "lo-cell-formula-result", R, rules=[dict(CELL, coordinate="C4",
+     props={"value": {"method": "approx:0.001", "ref": 3.5}})], build=fixture(r__xlsx="calc_lo.xlsx"))
+case("compare_table", "uncached-formula-cell", R, rules=[dict(CELL, coordinate="C4",
+     props={"value": {"method": "approx:0.001", "ref": 3.5}})], build=fixture(r__xlsx="calc_openpyxl.xlsx"))
+case("compare_table", "lo-fuzzy-shared-strings", R, E,
+     rules=[dict(FUZZ, rules=[{"range": ["A1:C4"], "type": "exact_match"}])],
+     build=fixture(r__xlsx="calc_lo.xlsx", e__xlsx="calc_openpyxl.xlsx"))
+case("compare_table", "lo-print", R, E, rules=PRINT,
+     build=fixture(r__xlsx="calc_lo.xlsx", e__xlsx="calc_lo.xlsx", **{"r-Sheet1__csv": "calc_lo-Sheet1.csv",
+                                                                      "e-Sheet1__csv": "calc_lo-Sheet1.csv"}))
+case("compare_table", "lo-sheet-names", R, E, rules=[{"type": "sheet_name"}],
+     build=fixture(r__xlsx="calc_lo.xlsx", e__xlsx="calc_openpyxl.xlsx"))

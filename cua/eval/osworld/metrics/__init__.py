@@ -80,3 +80,12 @@ def _load() -> dict[str, Callable[..., float]]:
 
 METRICS: dict[str, Callable[..., float]] = _load()
 
+
+def metrics_table(strict: bool = False) -> dict[str, Callable[..., float]]:
+    """OSWorld's metrics as the reference scores them, or with its known bugs fixed (`--strict-metrics`)."""
+    if not strict:
+        return METRICS
+    from cua.eval.osworld.metrics.strict import STRICT
+
+    return {**METRICS, **STRICT}
+
