@@ -298,7 +298,9 @@ class Explorer(Navigator):
         all_steps = [s["action"] for s in st["prefix"]] + steps
         # menus are entered at once (cheap to back out of); a dialog or other new screen is left open for the
         # main loop, which takes the shallowest open state first: the start state's controls before dialogs
-        explorable = effect == "new_state" and len(steps) == 1  # a typed field's states are not entered
+        # a typed field's states are not entered, nor what a value context opens (its screens are explored
+        # from the state the context was made from: entering them again would only duplicate that work)
+        explorable = effect == "new_state" and len(steps) == 1 and "~" not in key.exact
         descend = explorable and (cand.kind == "scroll" or any(e.kind == "menu_opened" and not e.inherited
                                                                for e in effects))
         if effect == "new_state":
