@@ -28,6 +28,18 @@ OSWORLD_HOME = "/home/user"
 OSWORLD_BUS = "unix:path=/run/user/1000/bus"
 APP_BINARIES = {"google-chrome": "chromium", "google-chrome-stable": "chromium", "/usr/bin/thunderbird": "thunderbird"}
 
+LIBREOFFICE_PROFILE = """<?xml version="1.0" encoding="UTF-8"?>
+<oor:items xmlns:oor="http://openoffice.org/2001/registry" xmlns:xs="http://www.w3.org/2001/XMLSchema" \
+xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
+<item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="ShowTipOfTheDay" oor:op="fuse">\
+<value>false</value></prop></item>
+<item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="FirstRun" oor:op="fuse"><value>false</value>\
+</prop></item>
+<item oor:path="/org.openoffice.Setup/Product"><prop oor:name="ooSetupLastVersion" oor:op="fuse"><value>99.9</value>\
+</prop></item>
+</oor:items>
+"""
+
 _PKILL = '''
 import os, re, signal, sys
 args = sys.argv[1:]
@@ -102,6 +114,15 @@ class Runtime:
         base = dict(self.sandbox.env)
         self.proc_env = {**base, "PATH": f"{self._bin}:{base.get('PATH', os.defpath)}", "USER": "user"}
         self.bus = base.get("DBUS_SESSION_BUS_ADDRESS", "")
+        self._seed_profiles()
+
+    def _seed_profiles(self) -> None:
+        """App profiles as OSWorld's VM snapshot has them (apps used before): LibreOffice without its
+        first-start Tip of the Day and what's-new bar, which would take the keyboard from the task."""
+        lo = self.home / ".config/libreoffice/4/user/registrymodifications.xcu"
+        if shutil.which("libreoffice") and not lo.exists():
+            lo.parent.mkdir(parents=True, exist_ok=True)
+            lo.write_text(LIBREOFFICE_PROFILE)
 
     # -- mappings ------------------------------------------------------------------------------
     def _write_shims(self) -> None:

@@ -1,0 +1,76 @@
+"""OSWorld tasks on the apps of `make osworld-apps` (LibreOffice here): open, act, post-config save, metric.
+
+Runs only where LibreOffice is installed (`make osworld-apps`); elsewhere such tasks are `needs-app
+libreoffice` and this module reports the same. The task is in OSWorld's format with OSWorld's own
+post-config (activate the window, `python -c "import pyautogui; ..."` to save, Enter to keep the
+format); a scripted replay types into the sheet as an agent would, and OSWorld's `compare_table`
+compares the file LibreOffice saved with the expected one from the asset cache.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cua.eval.osworld.assets import asset_name
+from cua.eval.runner import EvalConfig, close_worker_envs, run_eval
+from cua.eval.task import Reference, task_from_dict
+
+pytestmark = pytest.mark.skipif(not shutil.which("libreoffice"), reason="needs-app libreoffice (make osworld-apps)")
+
+SAVE = ("import pyautogui; import time; pyautogui.hotkey('ctrl', 's'); time.sleep(0.5); pyautogui.press('enter');")
+
+
+def sheet(path: Path, values: list) -> None:
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Sheet1"
+    for i, v in enumerate(values, start=1):
+        ws.cell(row=i, column=1, value=v)
+    wb.save(path)
+
+
+def calc_task(tid: str, src: str, expected: str) -> dict:
+    return {
+        "id": tid, "snapshot": "libreoffice_calc", "instruction": "Put the total of column A in A4.",
+        "config": [{"type": "download", "parameters": {"files": [{"url": src, "path": "/home/user/data.xlsx"}]}},
+                   {"type": "open", "parameters": {"path": "/home/user/data.xlsx"}}],
+        "related_apps": ["libreoffice_calc"],
+        "evaluator": {
+            "postconfig": [
+                {"type": "activate_window", "parameters": {"window_name": "data.xlsx - LibreOffice Calc", "strict": True}},
+                {"type": "sleep", "parameters": {"seconds": 0.5}},
+                {"type": "execute", "parameters": {"command": ["python", "-c", SAVE]}},
+                {"type": "sleep", "parameters": {"seconds": 2}}],
+            "func": "compare_table",
+            "result": {"type": "vm_file", "path": "/home/user/data.xlsx", "dest": "data.xlsx"},
+            "expected": {"type": "cloud_file", "path": expected, "dest": "expected.xlsx"},
+            "options": {"rules": [{"type": "sheet_data", "sheet_idx0": 0, "sheet_idx1": "EI0"}]}},
+    }
+
+
+def test_calc_task_saved_by_postconfig_is_scored_by_compare_table(tmp_path):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    src, expected = "http://assets.example/data.xlsx", "http://assets.example/expected.xlsx"
+    sheet(cache / asset_name(src), [1, 2, 3])
+    sheet(cache / asset_name(expected), [1, 2, 3, 6])
+    typed = task_from_dict(calc_task("calc-typed", src, expected), str(tmp_path / "libreoffice_calc/t.json"))
+    typed = typed.model_copy(update={"reference": Reference(actions=[
+        'hotkey("ctrl", "Home")', 'key("Down")', 'key("Down")', 'key("Down")', 'type(text="6\\n")'])})
+    idle = task_from_dict(calc_task("calc-idle", src, expected), str(tmp_path / "libreoffice_calc/t.json"))
+    out = tmp_path / "out"
+    try:
+        typed_r = run_eval([typed], EvalConfig(out=str(out), replay="reference", assets=str(cache)))[0]
+        idle_r = run_eval([idle], EvalConfig(out=str(out), max_steps=0, assets=str(cache)))[0]
+    finally:
+        close_worker_envs()
+    assert (typed_r.outcome, typed_r.score, typed_r.error) == ("success", 1.0, None), typed_r
+    assert (idle_r.outcome, idle_r.score, idle_r.error) == ("failure", 0.0, None), idle_r
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert [r["domain"] for r in rows] == ["libreoffice_calc", "libreoffice_calc"]
