@@ -88,7 +88,7 @@ def test_handoff_on_a_confirmation_no_one_here_may_give(tmp_path):
     script = tmp_path / "replies.jsonl"
     script.write_text('"hotkey(\'ctrl\', \'q\')"\n')
     proc = subprocess.Popen([sys.executable, "-m", "cua.cli", "run", "quit the editor", "--env", "sandbox:mousepad",
-                             "--model", f"scripted:{script}", "--skills", str(db), "--handoff", "--out",
+                             "--model", f"scripted:{script}", "--sources", "a11y", "--skills", str(db), "--handoff", "--out",
                              str(tmp_path / "run")], env={**os.environ, "CUA_TOKEN": TOKEN},
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
