@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -20,7 +18,6 @@ from vm.guest.server import serve_in_thread, server_config
 
 TOKEN = "security-tls-token-0123456789abcdef"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
-CUA = str(Path(sys.executable).with_name("cua"))
 
 
 def _no_env():
@@ -65,16 +62,18 @@ def test_https_guest_is_verified_by_the_client(cert, monkeypatch):
         assert "not trusted" not in r.output and "answered 503" in r.output, r.output  # reached this env-less guest
 
 
-def test_non_loopback_bind_without_tls_warns(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
-    env["CUA_TOKEN"] = TOKEN
-    r = subprocess.run([CUA, "serve", "--host", "0.0.0.0", "--port", str(free_port()), "--env", "desktop"],  # noqa: S104
-                       capture_output=True, text=True, env=env, timeout=120, check=False)
-    assert r.returncode == 1  # no display here: it stops before listening, after the warnings
-    assert "no TLS" in r.stderr and "SSH tunnel" in r.stderr
-    r = subprocess.run([CUA, "serve", "--tls-cert", str(tmp_path / "missing.pem")], capture_output=True, text=True,
-                       env=env, timeout=120, check=False)
-    assert r.returncode == 2 and "--tls-key" in r.stderr
+def test_non_loopback_bind_without_tls_warns(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from cua.cli import app as cli
+
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.setenv("CUA_TOKEN", TOKEN)
+    r = CliRunner().invoke(cli, ["serve", "--host", "0.0.0.0", "--port", str(free_port()), "--env", "desktop"])  # noqa: S104
+    assert r.exit_code == 1  # no display here: it stops before listening, after the warnings
+    assert "no TLS" in r.output and "SSH tunnel" in r.output, r.output
+    r = CliRunner().invoke(cli, ["serve", "--tls-cert", str(tmp_path / "missing.pem")])
+    assert r.exit_code == 2 and "--tls-key" in r.output, r.output
 
 
 def _cancel_while(c: httpx.Client, action: dict) -> dict:
