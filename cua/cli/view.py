@@ -26,12 +26,17 @@ def register(app: typer.Typer) -> None:
         Example: cua view --env sandbox:mousepad --takeover
                  CUA_TOKEN=... cua view --env remote:http://127.0.0.1:8765   (the guest's desktop, via its /vnc)
         """
+        import signal
         import time
 
         from cua.env import EnvError, make_env
         from cua.liveview import open_live
         from vm.guest.auth import TokenError
 
+        def interrupt(*_: object) -> None:  # SIGTERM ends the view as Ctrl+C does: its private folder is removed
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGTERM, interrupt)
         try:
             with make_env(env) as e, open_live(e, takeover, token_file, console.print, port) as live:
                 live.update(step=0, doing="watching (no agent)", outcome="-")
