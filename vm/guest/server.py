@@ -16,6 +16,15 @@ from vm.guest.connections import guarded_protocol
 KEEP_ALIVE_S = 5
 
 
+def _ws_protocol() -> str:
+    """uvicorn's WebSocket implementation for /vnc; without the websockets package the guest still serves HTTP."""
+    try:
+        import websockets  # noqa: F401 - only probing that it is installed
+    except ImportError:
+        return "none"
+    return "websockets-sansio"
+
+
 def server_config(app: FastAPI, host: str, port: int, tls_cert: Path | None = None, tls_key: Path | None = None,
                   log_level: str = "warning") -> uvicorn.Config:
     """The one uvicorn configuration `cua serve`, the tests and the benchmark run.
@@ -26,7 +35,7 @@ def server_config(app: FastAPI, host: str, port: int, tls_cert: Path | None = No
     if (tls_cert is None) != (tls_key is None):
         raise ValueError("TLS needs both --tls-cert and --tls-key")
     return uvicorn.Config(app, host=host, port=port, http=guarded_protocol(app.state.connection_guard),
-                          ws="websockets-sansio",  # only /vnc (the live view), behind the token
+                          ws=_ws_protocol(),  # only /vnc (the live view), behind the token
                           log_level=log_level, server_header=False, date_header=False, proxy_headers=False,
                           timeout_keep_alive=KEEP_ALIVE_S, access_log=False,
                           ssl_certfile=str(tls_cert) if tls_cert else None,
