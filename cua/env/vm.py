@@ -63,9 +63,15 @@ def resolve_image(image: str) -> Path:
 
 
 def build_wheel(out: Path) -> Path:
-    """This checkout as a wheel: what the guest installs at boot."""
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-                           "--wheel-dir", str(out), str(REPO)], capture_output=True, text=True)
+    """This checkout as a wheel: what the guest installs at boot. One build at a time (a lock file): pip
+    builds in the checkout's build/ folder, which concurrent VMs would otherwise trample."""
+    import fcntl
+
+    IMAGE_CACHE.mkdir(parents=True, exist_ok=True)
+    with open(IMAGE_CACHE / ".wheel.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+                               "--wheel-dir", str(out), str(REPO)], capture_output=True, text=True)
     wheels = sorted(out.glob("cua-*.whl"))
     if proc.returncode != 0 or not wheels:
         raise EnvError(f"building the cua wheel for the guest failed: {proc.stderr[-1500:]}")
