@@ -2,11 +2,13 @@
 
 For each app: the skill library (a fresh exploration with --explore-minutes, else the given --libs
 DIR/<app>.db); the fused boundary and the BM25-only one are calibrated on the app's development
-split (tasks/paraphrases/<app>/dev) and stored with the library; then every request of both splits
-is decided by fused, BM25-only and the earlier word-overlap heuristic (decision time measured per
-request), and every decision that runs skills is executed on a sandbox through the eval runner and
-scored by the request's checker (equal decisions share one episode). Held-out requests are never
-used for calibration.
+split (tasks/paraphrases/<app>/dev) and stored with the library; then every request of the three
+splits is decided by fused (calibrated), fused with the shipped default boundary (what a library
+nobody calibrated gets), BM25-only and the earlier word-overlap heuristic (decision time measured
+per request), and every decision that runs skills is executed on a sandbox through the eval runner
+and scored by the request's checker (equal decisions share one episode). Held-out and sealed
+requests are never used for calibration; the sealed split was written after the others and never
+looked at while tuning.
 
     python benchmarks/intent_bench.py --libs /tmp/libs               # all three apps
     python benchmarks/intent_bench.py --explore-minutes 15           # explore each app afresh first
@@ -28,7 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks._results import BenchRun, row  # noqa: E402
-from cua.agent.boundary import decide, decide_request, retrieve  # noqa: E402
+from cua.agent.boundary import DEFAULT_BOUNDARY, decide, decide_request, retrieve  # noqa: E402
 from cua.agent.calibrate import DevRequest, calibrate, covered, verdict  # noqa: E402
 from cua.eval.runner import EvalConfig, run_episode  # noqa: E402
 from cua.eval.task import load_tasks  # noqa: E402
@@ -36,7 +38,8 @@ from skills.library import SkillLibrary  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 APPS = ("mousepad", "galculator", "featherpad")
-METHODS = ("fused", "bm25", "heuristic")
+METHODS = ("fused", "default", "bm25", "heuristic")
+SPLITS = ("dev", "heldout", "sealed")
 FIXTURE = REPO / "tests" / "data" / "intent_mousepad_skills.json"
 QUICK_GRID = {"weights": [0.6], "margins": [0.0, 0.04], "thresholds": [round(0.4 + 0.04 * i, 2) for i in range(8)]}
 
@@ -45,12 +48,18 @@ def dev_request(task: Any) -> DevRequest:
     return DevRequest(task.instruction, [t[len("expect:"):] for t in task.tags if t.startswith("expect:")])
 
 
+def split_of(task: Any) -> str:
+    return next((s for s in SPLITS if s in task.tags), "heldout")
+
+
 def decide_with(method: str, text: str, lib: SkillLibrary) -> tuple[Any, float, float]:
     """The decision, its wall time and its CPU time (all threads) in ms: on a shared, loaded machine the
     CPU time says what the decision costs, the wall time what this machine gave it."""
     t, c = time.perf_counter(), time.process_time()
     if method == "heuristic":
         d = decide(text, retrieve(lib, text, k=5), has_model=False)
+    elif method == "default":
+        d = decide_request(text, lib, has_model=False, method="fused", bound=dict(DEFAULT_BOUNDARY))
     else:
         d = decide_request(text, lib, has_model=False, method=method)
     return d, (time.perf_counter() - t) * 1000, (time.process_time() - c) * 1000
@@ -75,8 +84,10 @@ def bench_app(app: str, db: Path, tasks: list[Any], out: Path, execute: bool,
               grid: dict[str, Any] | None = None) -> dict[str, Any]:
     from cua.env import make_env
 
-    lib = SkillLibrary(db)
-    dev = [t for t in tasks if "dev" in t.tags]
+    uncal = db.with_name(f"{db.stem}-uncalibrated.db")  # the default boundary's episodes run on a library
+    lib = SkillLibrary(db)                               # nobody calibrated
+    lib.db.execute(f"VACUUM INTO '{uncal}'")
+    dev = [t for t in tasks if split_of(t) == "dev"]
     bounds = {m: calibrate(lib, [dev_request(t) for t in dev], m, source=f"tasks/paraphrases/{app}/dev "
                            f"({len(dev)} requests)", **(grid or {})) for m in ("fused", "bm25")}
     decide_with("fused", "warm up", lib)  # model load and skill vectors: once per library, not per request
@@ -85,7 +96,7 @@ def bench_app(app: str, db: Path, tasks: list[Any], out: Path, execute: bool,
         for t in tasks:
             d, ms, cpu = decide_with(m, t.instruction, lib)
             req = dev_request(t)
-            rows[m].append({"id": t.id, "split": "dev" if "dev" in t.tags else "heldout", "text": t.instruction,
+            rows[m].append({"id": t.id, "split": split_of(t), "text": t.instruction,
                             "covered": covered(req, lib), "decision": d.kind, "key": calls_key(d),
                             "verdict": verdict(req, d, lib), "ms": round(ms, 2), "cpu_ms": round(cpu, 2),
                             "reason": d.reason[:200]})
@@ -96,7 +107,8 @@ def bench_app(app: str, db: Path, tasks: list[Any], out: Path, execute: bool,
         env = make_env(f"sandbox:{app}", sources="a11y")
         try:
             for n, ((tid, key), (m, r)) in enumerate(sorted(todo.items())):
-                cfg = EvalConfig(model="none", skills=str(db), out=str(out / app / m), retrieval=m)
+                cfg = EvalConfig(model="none", skills=str(uncal if m == "default" else db), out=str(out / app / m),
+                                 retrieval="fused" if m == "default" else m)
                 res = run_episode(by_id[tid], env, cfg)
                 episodes[(tid, key)] = {"outcome": res.outcome, "agent": res.agent_outcome, "error": res.error}
                 print(f"  [{app} {n + 1}/{len(todo)}] {m}: {r['text'][:50]!r} -> agent {res.agent_outcome}, "
@@ -160,18 +172,22 @@ def main() -> None:
         print(f"{app}: {len(SkillLibrary(db))} skills, {len(tasks)} requests", flush=True)
         res = bench_app(app, db, tasks, work / "episodes", execute=not (a.no_exec or a.quick),
                         grid=QUICK_GRID if a.quick else None)
-        res["library_skills"] = len(SkillLibrary(db))
+        with SkillLibrary(db) as lib:
+            res["library_skills"] = len(lib)
+            res["verified"] = sum(s.status == "verified" for s in lib.list())
+        res["default_boundary"] = dict(DEFAULT_BOUNDARY)
         executed = not (a.no_exec or a.quick)
         res["scores"] = {m: {s: score([r for r in res["rows"][m] if r["split"] == s], executed)
-                             for s in ("dev", "heldout")} for m in METHODS}
+                             for s in SPLITS} for m in METHODS}
         results["apps"][app] = res
-        for s in ("dev", "heldout"):
-            f, b, h = (res["scores"][m][s] for m in METHODS)
+        for s in SPLITS:
+            f, d, b, h = (res["scores"][m][s] for m in METHODS)
             key = "covered_passed" if executed else "right_decisions"
             if f["covered"]:
                 summary.append(row(f"{app} {s}: covered requests passed (fused)", f[key] / f["covered"],
                                    b[key] / b["covered"], "bm25 only", "share",
-                                   note=f"{f[key]}/{f['covered']}; heuristic {h[key]}/{h['covered']}"))
+                                   note=f"{f[key]}/{f['covered']}; default boundary {d[key]}/{d['covered']}; "
+                                   f"heuristic {h[key]}/{h['covered']}"))
             if f["uncovered"]:
                 summary.append(row(f"{app} {s}: uncovered requests refused (fused)",
                                    f["uncovered_refused"] / f["uncovered"], b["uncovered_refused"] / b["uncovered"],
@@ -179,7 +195,7 @@ def main() -> None:
                                    f"{h['uncovered_refused']}/{h['uncovered']}"))
             if executed:
                 summary.append(row(f"{app} {s}: false successes (fused)", f["false_successes"], b["false_successes"],
-                                   "bm25 only", "requests", note=f"heuristic {h['false_successes']}"))
+                                   "bm25 only", "requests", note=f"default boundary {d['false_successes']}; heuristic {h['false_successes']}"))
             summary.append(row(f"{app} {s}: decision time median (fused)", f["decision_ms_median"],
                                h["decision_ms_median"], "heuristic", "ms", note=f"p95 {f['decision_ms_p95']} ms; "
                                f"CPU {f['decision_cpu_ms_median']} ms (all threads)"))
@@ -193,9 +209,11 @@ def print_table(results: dict[str, Any], executed: bool) -> None:
     print("\n| app | split | method | covered passed | uncovered refused | false successes | wrong runs | "
           "decision ms (median / p95) | decision CPU ms |\n|---|---|---|---|---|---|---|---|---|")
     for app, res in results["apps"].items():
-        for s in ("dev", "heldout"):
+        for s in SPLITS:
             for m in METHODS:
                 x = res["scores"][m][s]
+                if not x["covered"] + x["uncovered"]:
+                    continue
                 fs = x.get("false_successes", "-")
                 print(f"| {app} | {s} | {m} | {x[key]}/{x['covered']} | {x['uncovered_refused']}/{x['uncovered']} | "
                       f"{fs} | {x['wrong_runs']} | {x['decision_ms_median']} / {x['decision_ms_p95']} | "

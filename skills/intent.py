@@ -112,9 +112,25 @@ def strip_verb(text: str) -> str:
     return _VERB.sub("", text.strip(), count=1).strip() or text
 
 
-def retrieval_text(c: Clause) -> str:
-    """The clause as the retriever should see it: quoted values and numbers taken out."""
+# How people wrap a request in politeness and wishes (general English, no app's words): it says nothing
+# about which control is meant, and left in it pulls every request towards every other.
+_FILLER = re.compile(r"^(?:(?:please|pls|kindly|ok|okay|hey|so|now|just|and)\s+|(?:could|can|would|will) you(?: please)?\s+|"
+                     r"(?:can|could|may) i(?: get| have)?\s+|i(?:'d| would) like(?: to)?\s+|i (?:want|need|wish)(?: to)?\s+|"
+                     r"i'?m trying to\s+|let me\s+|let's\s+|help me(?: to)?\s+|how (?:do|can) i\s+|"
+                     r"is there a way to\s+|(?:give|get) me\s+)+", re.IGNORECASE)
+_FILLER_END = re.compile(r"(?:\s*[,.]?\s*(?:please|for me|thanks|thank you|now|right now))+\s*[.!?]*$", re.IGNORECASE)
+
+
+APP_WORD = " the application "  # "close mousepad" is about the application, not about a control named Close
+
+
+def retrieval_text(c: Clause, app: str = "") -> str:
+    """The clause as the retriever should see it: quoted values, numbers, politeness and the app's own
+    name taken out ("could you open mousepad's settings please" -> "open settings")."""
     text = NUMBER.sub(" ", QUOTED.sub(" ", c.text))
+    text = _FILLER_END.sub("", _FILLER.sub("", text.strip()))
+    if app:
+        text = re.sub(rf"\b(?:in |of |from )?(?:the )?{re.escape(app)}(?:'s)?\b", APP_WORD, text, flags=re.IGNORECASE)
     return " ".join(text.split()) or c.text
 
 

@@ -1,8 +1,11 @@
 """Ranking skills for a request: sentence embeddings fused with BM25, each score absolute in [0, 1].
 
-fused = w * cosine(request, skill document) + (1 - w) * lexical, where lexical is the request's BM25
-score against the skill divided by the score a document holding every request word once would get
-(words the library never uses count against the match). Both parts are absolute, so one threshold
+fused = w * cosine + (1 - w) * lexical. The cosine is half the request's against the whole skill
+document, half its best against one of the skill's short phrases (its label and aliases, the label
+under its role's verbs, the dialog it opens, its effect, a synonym): a short request is nearer one
+phrase than a long document. Lexical is half the request's BM25 score against the skill divided by
+the score a document holding every request word once would get (words the library never uses count
+against the match), half the share of the control's label (or an alias) the request names. Both parts are absolute, so one threshold
 can tell "a skill covers this" from "no skill does" across requests (the boundary, cua.agent.boundary).
 """
 
@@ -15,10 +18,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from skills.library import tokenize
-from skills.skill_text import document, synonyms, ui_path
+from skills.skill_text import aliases, document, phrases, synonyms, ui_path
 
 METHODS = ("fused", "bm25", "embed")
 W_EMBED = 0.6
+PHRASE_MIX = 0.5  # cosine = half the whole document's, half the nearest short phrase's (skill_text.phrases)
 K1, B = 1.2, 0.75
 
 
@@ -37,6 +41,24 @@ class Candidate:
 
 def _without_app(text: str, app: str) -> str:
     return re.sub(rf"\bin {re.escape(app)}\b", "", text) if app else text
+
+
+def _label_sets(label: str) -> list[tuple[set[str], int]]:
+    """For each name of the control (skills.skill_text.aliases): its words with the label's synonyms,
+    and how many words the name itself has."""
+    syn = set(tokenize(synonyms(label)))
+    return [(set(tokenize(a)) | syn, len(set(tokenize(a))) or 1) for a in aliases(label)]
+
+
+def _and_phrases(skills: list[Any]) -> tuple[str, ...]:
+    """Names of controls with "and" or "&" in them ("Find and Replace"): a request is not split there."""
+    found = set()
+    for skill in skills:
+        for label in re.split(r"\s*›\s*", skill.name):
+            label = label.strip(" .:…")
+            if re.search(r"\s(and|&)\s", label, re.IGNORECASE) and len(label) <= 40:
+                found.add(label)
+    return tuple(sorted(found))
 
 
 class _BM25:
@@ -87,6 +109,10 @@ class Retriever:
         self._qcache: dict[str, Any] = {}
         self._rcache: dict[tuple, Any] = {}
 
+    def refresh(self) -> None:
+        """Re-read the library if it changed (skills, apps, names with "and" in them)."""
+        self._refresh(need_vectors=False)
+
     def _refresh(self, need_vectors: bool) -> None:
         gen = self.library.db.execute(
             "SELECT COUNT(*), TOTAL(verified_runs + failed_runs), MAX(rowid) FROM skills").fetchone()
@@ -95,13 +121,19 @@ class Retriever:
             # the app's own name is in every description ("... in mousepad"): left out, it says nothing
             self.docs = [_without_app(f"{document(s)} {s.when_to_use}", s.app) for s in self.skills]
             self.bm25 = _BM25([tokenize(f"{s.name} {d}") or ["_"] for s, d in zip(self.skills, self.docs)])
-            self.labels = [set(tokenize(f"{(ui_path(s) or [s.name])[-1]} {synonyms((ui_path(s) or [s.name])[-1])}"))
-                           for s in self.skills]
-            self.label_len = [len(set(tokenize((ui_path(s) or [s.name])[-1]))) or 1 for s in self.skills]
+            self.labels = [_label_sets((ui_path(s) or [s.name])[-1]) for s in self.skills]
+            self.phrases = [phrases(s) for s in self.skills]
+            self.apps = sorted({s.app for s in self.skills if s.app})
+            self.and_phrases = _and_phrases(self.skills)
             self.vecs = None
             self._gen = gen
         if need_vectors and self.vecs is None:
+            import numpy as np
+
+            flat = [p for ps in self.phrases for p in ps]
             self.vecs = self.library.vectors(self.docs)
+            self.pvecs = self.library.vectors(flat) if flat else np.zeros((0, self.vecs.shape[1]), np.float32)
+            self.powner = np.repeat(np.arange(len(self.skills)), [len(ps) for ps in self.phrases])
 
     def query_vectors(self, queries: list[str]) -> Any:
         """Embeddings of the queries; remembered (bounded) when `cache_queries` is set, e.g. while calibrating."""
@@ -136,7 +168,14 @@ class Retriever:
             return [[] for _ in queries]
         cos_rows = None
         if method != "bm25":
-            cos_rows = self.query_vectors(queries) @ self.vecs.T
+            import numpy as np
+
+            qv = self.query_vectors(queries)
+            cos_rows = qv @ self.vecs.T
+            if PHRASE_MIX and len(self.powner):
+                near = np.full(cos_rows.shape, -1.0, dtype=np.float32)  # per skill, its nearest phrase
+                np.maximum.at(near.T, self.powner, (qv @ self.pvecs.T).T)
+                cos_rows = (1 - PHRASE_MIX) * cos_rows + PHRASE_MIX * near
         out = []
         for qi, q in enumerate(queries):
             words = tokenize(q)
@@ -145,7 +184,7 @@ class Retriever:
             cands = []
             for i, s in enumerate(self.skills):
                 # both ways: how much of the request the skill explains, how much of its label the request names
-                lab = min(1.0, len(qset & self.labels[i]) / self.label_len[i])
+                lab = max(min(1.0, len(qset & words) / n) for words, n in self.labels[i])
                 lex = 0.5 * float(bm[i]) + 0.5 * lab
                 c = float(cos_rows[qi, i]) if cos_rows is not None else 0.0
                 score = lex if method == "bm25" else c if method == "embed" else w * c + (1 - w) * lex

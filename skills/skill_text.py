@@ -49,6 +49,19 @@ def label_of(part: str) -> str:
     return _ELLIPSIS.sub("", part.replace("_", "")).strip()
 
 
+def aliases(label: str) -> list[str]:
+    """A label and the names inside it: 'Reverse Polish (RPN)' -> itself, 'Reverse Polish', 'RPN';
+    'Save/Restore Session' -> itself, 'Save Session', 'Restore Session'."""
+    out = [label]
+    m = re.match(r"^(.*?)\s*\(([^)]+)\)\s*$", label)
+    if m and m.group(1):
+        out += [m.group(1), m.group(2)]
+    m = re.match(r"^(\w+)/(\w+)(\s.*)?$", label)
+    if m:
+        out += [f"{m.group(1)}{m.group(3) or ''}", f"{m.group(2)}{m.group(3) or ''}"]
+    return out
+
+
 def ui_path(skill: Any) -> list[str]:
     path = skill.extra.get("ui_path") if isinstance(skill.extra, dict) else None
     return [label_of(p) for p in (path or skill.name.split("›")) if p.strip()]
@@ -127,6 +140,35 @@ def role_verbs(kind: str, label: str, parent: str = "") -> str:
     if kind == "button":
         return f"press {lab}, click {lab}"
     return f"{lab}, run {lab}, do {lab}"
+
+
+def phrases(skill: Any) -> list[str]:
+    """Short texts that each name the skill one way (its label, the label under its verbs, the dialog it
+    opens, its effect, its tooltip, a synonym): a request is compared with each, and the nearest counts.
+    A short request is closer to one short phrase than to the whole document."""
+    path = ui_path(skill)
+    label = path[-1] if path else skill.name
+    parent = path[-2] if len(path) > 1 else ""
+    kind = kind_of(skill)
+    out = [*aliases(label), " ".join(path[-2:]) if parent else ""]
+    out += [v.strip() for v in role_verbs(kind, label, parent).split(",")][:4]
+    out += [f"{label} {w}" if len(w.split()) == 1 else w for w in _synonym_phrases(label)]
+    effects = getattr(skill.postcondition, "effects", []) or []
+    out += [e.describe() for e in effects if e.kind in ("state", "window_opened", "appeared")][:3]
+    title = dialog_title(skill)
+    if title:
+        out.append(f"open the {title} window")
+    for key in ("tooltip", "accessible_description"):
+        val = skill.extra.get(key)
+        if val:
+            out.append(str(val)[:120])
+    seen: set[str] = set()
+    return [p for p in out if p and not (p.lower() in seen or seen.add(p.lower()))]
+
+
+def _synonym_phrases(label: str) -> list[str]:
+    low = label.lower()
+    return [v for k, v in THESAURUS.items() if re.search(rf"\b{re.escape(k)}\b", low)]
 
 
 def document(skill: Any) -> str:

@@ -140,3 +140,34 @@ def test_cua_run_explain_prints_candidates_and_why(lib, tmp_path):
     err = " ".join(proc.stderr.split())  # rich wraps long lines
     assert "candidate " in err and "cosine" in err and "why: retrieval: fused" in err
     assert "outside known skills" in err and "no verified skill covers 'print this document'" in err
+
+
+def test_requests_lose_politeness_and_the_app_name_and_labels_have_their_aliases():
+    from skills.intent import retrieval_text
+    from skills.skill_text import aliases
+
+    assert retrieval_text(clause("could you show me the status bar please")) == "show me the status bar"
+    assert retrieval_text(clause("I'd like to see the toolbar")) == "see the toolbar"
+    assert retrieval_text(clause("open mousepad's settings"), "mousepad") == "open the application settings"
+    assert aliases("Reverse Polish (RPN)") == ["Reverse Polish (RPN)", "Reverse Polish", "RPN"]
+    assert aliases("Save/Restore Session")[1:] == ["Save Session", "Restore Session"]
+
+
+def test_a_part_another_control_names_is_not_explained_by_the_whole_requests_skill(lib, tmp_path):
+    """'open the find bar, then turn on match case' with Match case not runnable: the find bar's text
+    mentions 'Match case' (a control of what it opens), but the request is about that control, so it is
+    refused, not half done and reported as a success."""
+    other = SkillLibrary(tmp_path / "m.db")
+    other.import_json(FIXTURE)
+    for s in other.list():
+        if s.status != "verified" and s.name != "Search › Find › Match case":
+            other.record_run(s.name, True)
+    other.record_run("Search › Find › Match case", False)
+    other.record_run("Search › Find › Match case", False)
+    d = decide_request("open the find bar, then turn on match case", other, False, bound=BOUND)
+    assert d.kind == "outside" and "Match case" in d.reason, d.explain
+    d = decide_request("turn on match case", other, False, bound=BOUND)  # not the find bar that shows the box
+    assert d.kind == "outside" and "Match case" in d.reason, d.explain
+    d = decide_request("open the find bar, then turn on match case", lib, False, bound=BOUND)
+    assert d.kind == "skill" and d.calls[-1].skill.name == "Search › Find › Match case"
+    other.close()

@@ -18,6 +18,7 @@ from skills.retrieval import Retriever
 from skills.skill_text import ui_path
 
 WRONG_COST = 3.0
+GAP_WEIGHTS = [0.0]  # the gap rule is off unless asked for: on held-out apps it did not pay (README)
 
 
 @dataclass
@@ -60,7 +61,8 @@ def _frange(a: float, b: float, step: float) -> list[float]:
 
 
 def sweep(library: Any, reqs: list[DevRequest], method: str = "fused", weights: list[float] | None = None,
-          margins: list[float] | None = None, thresholds: list[float] | None = None) -> list[dict[str, Any]]:
+          margins: list[float] | None = None, thresholds: list[float] | None = None,
+          gap_weights: list[float] | None = None) -> list[dict[str, Any]]:
     """One row per grid point: right/wrong/refused counts, precision and recall."""
     retriever = _RETRIEVERS.get(library) or Retriever(library)
     _RETRIEVERS[library] = retriever
@@ -69,12 +71,12 @@ def sweep(library: Any, reqs: list[DevRequest], method: str = "fused", weights: 
     rows = []
     try:
         for w in (weights or ([0.5, 0.6, 0.7] if method == "fused" else [0.0])):
-            for m in margins or [0.0, 0.03, 0.06]:
+            for m, g in [(m, g) for m in margins or [0.0, 0.03, 0.06] for g in gap_weights or GAP_WEIGHTS]:
                 for t in thresholds or _frange(0.2, 0.8, 0.02):
-                    bound = {"threshold": t, "margin": m, "w": w}
+                    bound = {"threshold": t, "margin": m, "w": w, "gap_weight": g}
                     v = [verdict(r, decide_request(r.text, library, False, method, bound), library) for r in reqs]
                     right, wrong = v.count("right"), v.count("wrong")
-                    rows.append({"w": w, "margin": m, "threshold": t, "right": right, "wrong": wrong,
+                    rows.append({"w": w, "margin": m, "gap_weight": g, "threshold": t, "right": right, "wrong": wrong,
                                  "refused": v.count("refused"), "precision": round(right / max(1, right + wrong), 3),
                                  "recall": round(right / n_cov, 3)})
     finally:
@@ -91,10 +93,10 @@ def choose(rows: list[dict[str, Any]]) -> dict[str, Any]:
     top = [r for r in rows if util(r) == best]
     by_wm: dict[tuple, list[dict[str, Any]]] = {}
     for r in top:
-        by_wm.setdefault((r["w"], r["margin"]), []).append(r)
-    (w, m), group = max(by_wm.items(), key=lambda kv: (len(kv[1]), -kv[0][1]))  # widest range, smaller margin
-    group.sort(key=lambda r: r["threshold"])
-    return {**group[len(group) // 2], "w": w, "margin": m}
+        by_wm.setdefault((r["w"], r["margin"], r.get("gap_weight", 0.0)), []).append(r)
+    (w, m, g), group = max(by_wm.items(), key=lambda kv: (len(kv[1]), -kv[0][1], -kv[0][2]))  # widest range,
+    group.sort(key=lambda r: r["threshold"])                                                    # then simplest
+    return {**group[len(group) // 2], "w": w, "margin": m, "gap_weight": g}
 
 
 def calibrate(library: Any, reqs: list[DevRequest], method: str = "fused", source: str = "",
@@ -104,8 +106,9 @@ def calibrate(library: Any, reqs: list[DevRequest], method: str = "fused", sourc
     rows = sweep(library, reqs, method, **grid)
     pick = choose(rows)
     curve = [{k: r[k] for k in ("threshold", "precision", "recall", "right", "wrong")} for r in rows
-             if r["w"] == pick["w"] and r["margin"] == pick["margin"]]
-    bound = {"threshold": pick["threshold"], "margin": pick["margin"], "w": pick["w"], "calibrated": True,
+             if r["w"] == pick["w"] and r["margin"] == pick["margin"] and r.get("gap_weight") == pick["gap_weight"]]
+    bound = {"threshold": pick["threshold"], "margin": pick["margin"], "w": pick["w"],
+             "gap_weight": pick["gap_weight"], "calibrated": True,
              "calibrated_on": source or f"{len(reqs)} development requests", "dev": {k: pick[k] for k in (
                  "right", "wrong", "refused", "precision", "recall")}, "curve": curve}
     if store:
