@@ -29,8 +29,7 @@ from cua.eval.task import Task, task_from_dict
 ROOT = Path(__file__).resolve().parents[2]
 OSWORLD = ROOT / "tasks" / "osworld"
 # OSWorld os-domain tasks whose set-up runs here (no download, no GNOME settings, no root); the last is infeasible
-NOOP_IDS = ["94d95f96-9699-4208-98ba-3c3119edf9c2", "13584542-872b-42d8-b299-866967b5c3ef",
-            "b3d4a89c-53f2-4d6b-8b6a-541fb5d205fa"]
+NOOP_IDS = ["94d95f96-9699-4208-98ba-3c3119edf9c2", "b3d4a89c-53f2-4d6b-8b6a-541fb5d205fa"]
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +37,8 @@ def mirror(tmp_path_factory):
     """A loopback HTTP server holding the files an OSWorld task downloads (its asset mirror)."""
     root = tmp_path_factory.mktemp("mirror")
     (root / "notes.txt").write_text("quarterly numbers: 42\n")
+    for name in ("a", "b", "c"):
+        (root / f"{name}.html").write_text(f"<title>page {name}</title><h1>{name}</h1>")
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
     handler.log_message = lambda *a, **k: None  # type: ignore[attr-defined]
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -66,6 +67,26 @@ def download_task(url: str) -> dict:
     }
 
 
+def chrome_task(mirror: str) -> dict:
+    """OSWorld's Chrome set-up (google-chrome on port 1337 behind socat, tabs opened and closed over CDP)
+    and its getters (open tabs, the active tab's URL), scored by OSWorld's metrics."""
+    a, b, c = (f"{mirror}/{n}.html" for n in "abc")
+    return {
+        "id": "chrome-tabs", "snapshot": "chrome", "instruction": "Keep the tabs a and c open.",
+        "config": [{"type": "launch", "parameters": {"command": ["google-chrome", "--remote-debugging-port=1337"]}},
+                   {"type": "launch", "parameters": {"command": ["socat", "tcp-listen:9222,fork", "tcp:localhost:1337"]}},
+                   {"type": "chrome_open_tabs", "parameters": {"urls_to_open": [a, b, c]}},
+                   {"type": "chrome_close_tabs", "parameters": {"urls_to_close": [b]}},
+                   {"type": "activate_window", "parameters": {"window_name": "Google Chrome"}}],
+        "related_apps": ["chrome"],
+        "evaluator": {"func": ["is_expected_tabs", "is_expected_active_tab"], "conj": "and",
+                      "result": [{"type": "open_tabs_info"},
+                                 {"type": "active_url_from_accessTree", "goto_prefix": "http://"}],
+                      "expected": [{"type": "rule", "rules": {"type": "url", "urls": [a, c]}},
+                                   {"type": "rule", "rules": {"type": "url", "url": c}}]},
+    }
+
+
 def cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "cua.cli", *args], capture_output=True, text=True, timeout=240,
                           cwd=ROOT)
@@ -84,7 +105,8 @@ def episodes(mirror, tmp_path_factory):
     listed = cli("osworld", "assets", str(task_file), "--assets", str(tmp / "cache"))
     fetched = cli("osworld", "assets", str(task_file), "--assets", str(tmp / "cache"), "--fetch")
     tasks = [task_from_dict(json.loads(task_file.read_text()), str(task_file)),
-             task_from_dict(missing, str(tmp / "os" / "download-missing.json"))]
+             task_from_dict(missing, str(tmp / "os" / "download-missing.json")),
+             task_from_dict(chrome_task(mirror), str(tmp / "chrome" / "chrome-tabs.json"))]
     tasks += [Task.model_validate({**t.model_dump(), "source": t.source}) for t in
               [task_from_dict(json.loads((OSWORLD / "examples" / "os" / f"{i}.json").read_text()),
                               str(OSWORLD / "examples" / "os" / f"{i}.json")) for i in NOOP_IDS]]
@@ -113,6 +135,12 @@ def test_download_task_runs_end_to_end(episodes):
     assert (episodes["out"] / "osworld" / "os" / "download-notes" / "result.txt").read_text() == "1.0\n"
 
 
+def test_chrome_set_up_and_getters_over_cdp(episodes):
+    r = episodes["results"]["chrome-tabs"]
+    assert (r.outcome, r.score, r.error) == ("success", 1.0, None), r
+    assert r.details == ["is_expected_tabs = 1", "is_expected_active_tab = 1"] and r.domain == "chrome"
+
+
 def test_missing_asset_is_skipped_with_its_url(episodes):
     r = episodes["results"]["download-missing"]
     assert r.outcome == "skipped" and r.error.startswith(f"asset missing: {episodes['mirror']}/not-there.txt")
@@ -132,7 +160,7 @@ def test_osworld_os_tasks_score_zero_when_nothing_is_done(episodes):
 def test_infeasible_scores_one_only_when_declared():
     from cua.env import make_env
 
-    task = next(t for t in load_path(OSWORLD, ["os"]) if t.id == NOOP_IDS[2])
+    task = next(t for t in load_path(OSWORLD, ["os"]) if t.id == NOOP_IDS[1])
     feasible = parse_task(download_task("file:///dev/null"), "x/os/t.json")
     with make_env(DESKTOP_ENV) as env:
         rt = Runtime(env)
