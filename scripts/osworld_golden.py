@@ -1,6 +1,7 @@
 """Write tests/osworld/golden.jsonl: OSWorld's reference metrics (desktop-env) run on generated inputs.
 
-Run by `make osworld-golden` inside a throwaway venv that has `desktop-env --no-deps` and the libraries
+`--verify` re-runs the reference on the stored inputs and reports verdicts that differ (used to check
+that the golden verdicts do not depend on library versions). Run by `make osworld-golden` inside a throwaway venv that has `desktop-env --no-deps` and the libraries
 its metric modules import; never imported by cua. Each case's input files are built (deterministically)
 under tests/osworld/golden_inputs/<case id>/; arguments name them as "@/<file>". Modules the reference
 imports at load time but no called metric needs (OCR, audio fingerprinting) are stubbed and listed in
@@ -85,6 +86,26 @@ def _verdict(fn, args, options):
     return {"nan": True} if math.isnan(out) else out
 
 
+def verify(ref) -> int:
+    """Re-run the reference on the stored inputs (e.g. under other library versions); print disagreements."""
+    lines = OUT.read_text().splitlines()
+    records = [json.loads(line) for line in lines[1:]]
+    import osworld_golden_cases as cases_mod
+
+    differ = 0
+    for rec in records:
+        base = INPUTS / rec["id"]
+        fn = cases_mod.reference_function(ref, rec["metric"])
+        got = _verdict(fn, _resolve(rec["args"], base), _resolve(rec["options"], base))
+        same = got == rec["verdict"] or (isinstance(got, float) and isinstance(rec["verdict"], float)
+                                         and math.isclose(got, rec["verdict"], rel_tol=1e-6, abs_tol=1e-6))
+        if not same:
+            differ += 1
+            print(f"DIFFERS {rec['id']}: stored {rec['verdict']!r}, now {got!r}")
+    print(f"{len(records) - differ}/{len(records)} verdicts reproduced")
+    return 1 if differ else 0
+
+
 def main() -> None:
     sys.meta_path.insert(0, _StubFinder())
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -92,6 +113,8 @@ def main() -> None:
     from desktop_env.evaluators import metrics as ref
 
     logging.disable(logging.CRITICAL)  # the reference logs every comparison at DEBUG
+    if sys.argv[1:] == ["--verify"]:
+        sys.exit(verify(ref))
 
     only = set(sys.argv[1:])
     cases = cases_mod.all_cases()

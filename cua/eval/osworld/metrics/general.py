@@ -109,14 +109,16 @@ def check_list(result: str, rules: dict) -> float:
     return float(all(found) and clean)
 
 
+_A11Y_PARTS = {"st": "state", "attr": "attributes", "cp": "component", "doc": "document", "txt": "text",
+               "val": "value", "act": "action"}
 A11Y_NAMESPACES = {
-    "ubuntu": {
-        k: f"https://accessibility.ubuntu.example.org/ns/{v}"
-        for k, v in {
-            "st": "state", "attr": "attributes", "cp": "component", "doc": "document",
-            "docattr": "document/attributes", "txt": "text", "val": "value", "act": "action",
-        }.items()
-    },
+    "ubuntu": {**_A11Y_PARTS, "docattr": "document/attributes"},
+    "windows": {**_A11Y_PARTS, "docattr": "document/attributes", "class": "class"},
+    "macos": {**{k: v for k, v in _A11Y_PARTS.items() if k != "attr"}, "attr": "attributes", "role": "role"},
+}
+A11Y_NAMESPACES = {
+    os_: {k: f"https://accessibility.{os_}.example.org/ns/{v}" for k, v in parts.items()}
+    for os_, parts in A11Y_NAMESPACES.items()
 }
 
 
