@@ -151,6 +151,8 @@ def installed(app: str) -> str | None:
 def _why_missing(app: str) -> str:
     if app == "vlc" and os.geteuid() == 0 and shutil.which("vlc"):
         return "needs VLC run as a non-root user (VLC refuses to run as root)"
+    if app in ("gnome-shell", "systemd", "totem"):  # parts of OSWorld's Ubuntu VM, not programs to install
+        return f"needs {APP_NAME[app]}"
     return f"needs {APP_NAME.get(app, app)} (not on PATH)"
 
 
