@@ -157,13 +157,31 @@ def test_osworld_os_tasks_score_zero_when_nothing_is_done(episodes):
         assert (episodes["out"] / "osworld" / "os" / tid / "result.txt").read_text() == "0.0\n"
 
 
-def test_infeasible_scores_one_only_when_declared():
+def history_db(path: Path) -> None:
+    """The two tables of Chrome's History database that OSWorld's empty history asset holds."""
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE urls (id INTEGER PRIMARY KEY, url TEXT, title TEXT, visit_count INTEGER, "
+                "typed_count INTEGER, last_visit_time INTEGER, hidden INTEGER)")
+    con.execute("CREATE TABLE visits (id INTEGER PRIMARY KEY, url INTEGER, visit_time INTEGER, from_visit INTEGER, "
+                "transition INTEGER, segment_id INTEGER, visit_duration INTEGER)")
+    con.commit()
+    con.close()
+
+
+def test_scoring_and_mappings_on_a_sandbox(tmp_path):
     from cua.env import make_env
+    from cua.eval.osworld.assets import HISTORY_DB_URL
+    from cua.eval.osworld.getters import GETTERS
+    from cua.eval.osworld.spec import Step
+    from cua.eval.osworld.steps import run_steps
 
     task = next(t for t in load_path(OSWORLD, ["os"]) if t.id == NOOP_IDS[1])
     feasible = parse_task(download_task("file:///dev/null"), "x/os/t.json")
+    history_db(tmp_path / asset_name(HISTORY_DB_URL))
     with make_env(DESKTOP_ENV) as env:
-        rt = Runtime(env)
+        rt = Runtime(env, tmp_path)
         try:
             assert score(task, rt, declared_infeasible=True) == 1.0
             assert score(task, rt, declared_infeasible=False) == 0.0
@@ -172,5 +190,12 @@ def test_infeasible_scores_one_only_when_declared():
             assert rt.map("/home/user/Desktop/a.txt") == f"{env.sandbox.home}/Desktop/a.txt"
             r = rt.run(["python", "-c", "import pyautogui, os; print(pyautogui.size(), os.environ['HOME'])"])
             assert r["returncode"] == 0 and str(env.sandbox.home) in r["output"], r
+            # update_browse_history writes Chrome's History where OSWorld's getters read it
+            run_steps(rt, [Step(type="update_browse_history", parameters={"history": [
+                {"url": "https://www.example.org/", "title": "Example", "visit_time_from_now_in_seconds": 3600}]})],
+                "config")
+            rows = GETTERS["history"](rt, {"type": "history", "dest": "history.sqlite"})
+            assert [(u, t) for u, t, _ in rows] == [("https://www.example.org/", "Example")]
+            assert (env.sandbox.home / ".config/google-chrome/Default/History").is_file()
         finally:
             rt.close()
