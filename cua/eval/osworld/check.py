@@ -83,6 +83,8 @@ def needed_apps(task: OSWorldTask) -> list[str]:
             apps.append("libreoffice")
         if s.type.startswith("chrome_") or s.type == "update_browse_history":
             apps.append("chromium")
+        if s.type in ("activate_window", "close_window") and str(s.parameters.get("window_name", "")).endswith(" - gedit"):
+            apps.append("gedit")  # OSWorld's Ubuntu opens text files in gedit
     for g in task.getters():
         t = str(g.get("type"))
         if t == "vlc_playing_info":
