@@ -25,7 +25,7 @@ from skills.intent import bind_values, is_toggle, retrieval_text, splits, strip_
 from skills.intent import clause as parse_clause
 from skills.library import skill_search_text, tokenize
 from skills.retrieval import Candidate, Retriever
-from skills.skill_text import dialog_controls, kind_of, ui_path
+from skills.skill_text import kind_of, label_of, ui_path
 
 OUTSIDE = "outside known skills"
 MIN_COVER = 0.5
@@ -251,6 +251,11 @@ def _verb_first(text: str, ranked: list[Any]) -> list[Any]:
     return [pick, *rest]
 
 
+# Controls that hold a setting (a box to tick, a tab to pick): a request can be about one of them. A push
+# button in the dialog a skill opens ("Jump to" in Go To) is that dialog's own action, not another intent.
+STATEFUL = ("check", "toggle", "radio", "page tab", "combo", "spin", "slider")
+
+
 def _inner_control(text: str, skill: Any) -> str | None:
     """The name of a control the skill's result shows (a box in the dialog or tab it opens, a button of
     the bar it shows) that the request names more fully than the skill's own label: the request is about
@@ -261,7 +266,9 @@ def _inner_control(text: str, skill: Any) -> str | None:
     words = set(tokenize(retrieval_text(parse_clause(text))))
     named_own = len(own & words)
     shown = [e.name for e in getattr(skill.postcondition, "effects", []) or []
-             if e.kind in ("appeared", "state") and e.name] + dialog_controls(skill, limit=40)
+             if e.kind in ("appeared", "state") and e.name and any(r in str(e.role) for r in STATEFUL)]
+    shown += [label_of(sig.rsplit("/", 1)[-1].split("#")[0].partition(":")[2]) for sig in skill.postcondition.present
+              if any(r in sig.rsplit("/", 1)[-1].partition(":")[0] for r in STATEFUL)]
     for name in shown:
         toks = set(tokenize(name)) - own
         hit = len(toks & words)
