@@ -269,3 +269,97 @@ case("compare_table", "lo-print", R, E, rules=PRINT,
                                                                       "e-Sheet1__csv": "calc_lo-Sheet1.csv"}))
 case("compare_table", "lo-sheet-names", R, E, rules=[{"type": "sheet_name"}],
      build=fixture(r__xlsx="calc_lo.xlsx", e__xlsx="calc_openpyxl.xlsx"))
+
+
+# ---- pivot tables (5 tasks) ----------------------------------------------------------------------
+_M = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+_R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+_PR = "http://schemas.openxmlformats.org/package/2006/relationships"
+
+
+def _pivot_book(out: Path, row_field=0, data_fld=1, page_field=None, subtotal="sum"):
+    """A workbook with one pivot table, its parts written by hand (openpyxl can read but not create them)."""
+    import zipfile
+
+    from openpyxl import Workbook
+    wb = Workbook()
+    ws = wb.active
+    ws.title = "Sheet1"
+    for r in [("Name", "Region", "Score"), ("a", "N", 1), ("b", "S", 2.5), ("a", "S", 4)]:
+        ws.append(list(r))
+    tmp = out.with_suffix(".base.xlsx")
+    wb.save(tmp)
+    with zipfile.ZipFile(tmp) as z:
+        parts = {n: z.read(n) for n in z.namelist()}
+    tmp.unlink()
+    cache = (f'<pivotCacheDefinition xmlns="{_M}" xmlns:r="{_R}" recordCount="0" refreshOnLoad="1">'
+             '<cacheSource type="worksheet"><worksheetSource ref="A1:C4" sheet="Sheet1"/></cacheSource>'
+             '<cacheFields count="3">'
+             '<cacheField name="Name" numFmtId="0"><sharedItems count="2"><s v="a"/><s v="b"/></sharedItems></cacheField>'
+             '<cacheField name="Region" numFmtId="0"><sharedItems count="2"><s v="N"/><s v="S"/></sharedItems></cacheField>'
+             '<cacheField name="Score" numFmtId="0"><sharedItems containsSemiMixedTypes="0" containsString="0" containsNumber="1" minValue="1" maxValue="4"/></cacheField>'
+             '</cacheFields></pivotCacheDefinition>')
+    def field(i):
+        axis = ' axis="axisRow"' if i == row_field else (' axis="axisPage"' if i == page_field else "")
+        data = ' dataField="1"' if i == data_fld else ""
+        items = '<items count="3"><item x="0"/><item x="1"/><item t="default"/></items>' if (axis and i < 2) else ""
+        return f'<pivotField{axis}{data} showAll="0">{items}</pivotField>'
+    page = f'<pageFields count="1"><pageField fld="{page_field}" hier="-1"/></pageFields>' if page_field is not None else ""
+    table = (f'<pivotTableDefinition xmlns="{_M}" name="PivotTable1" cacheId="1" dataCaption="Values" '
+             'applyNumberFormats="0" applyBorderFormats="0" applyFontFormats="0" applyPatternFormats="0" '
+             'applyAlignmentFormats="0" applyWidthHeightFormats="1" updatedVersion="6" minRefreshableVersion="3" '
+             'createdVersion="6" indent="0" outline="1" outlineData="1">'
+             '<location ref="E3:F6" firstHeaderRow="1" firstDataRow="1" firstDataCol="1"/>'
+             f'<pivotFields count="3">{field(0)}{field(1)}{field(2)}</pivotFields>'
+             f'<rowFields count="1"><field x="{row_field}"/></rowFields>'
+             f'{page}<dataFields count="1"><dataField name="{subtotal.title()} of Score" fld="{data_fld}" subtotal="{subtotal}" baseField="0" baseItem="0"/></dataFields>'
+             '</pivotTableDefinition>')
+    parts["xl/pivotCache/pivotCacheDefinition1.xml"] = cache.encode()
+    parts["xl/pivotTables/pivotTable1.xml"] = table.encode()
+    parts["xl/pivotTables/_rels/pivotTable1.xml.rels"] = (
+        f'<Relationships xmlns="{_PR}"><Relationship Id="rId1" Type="{_R}/pivotCacheDefinition" '
+        'Target="../pivotCache/pivotCacheDefinition1.xml"/></Relationships>').encode()
+    parts["xl/worksheets/_rels/sheet1.xml.rels"] = (
+        f'<Relationships xmlns="{_PR}"><Relationship Id="rId9" Type="{_R}/pivotTable" '
+        'Target="../pivotTables/pivotTable1.xml"/></Relationships>').encode()
+    wbx = parts["xl/workbook.xml"].decode()
+    wbx = wbx.replace("</workbook>", f'<pivotCaches><pivotCache xmlns:r="{_R}" cacheId="1" r:id="rId99"/></pivotCaches></workbook>')
+    if "xmlns:r=" not in wbx.split(">", 2)[1] and "xmlns:r=" not in wbx[:400]:
+        wbx = wbx.replace("<workbook ", f'<workbook xmlns:r="{_R}" ', 1)
+    parts["xl/workbook.xml"] = wbx.encode()
+    rels = parts["xl/_rels/workbook.xml.rels"].decode().replace(
+        "</Relationships>", f'<Relationship Id="rId99" Type="{_R}/pivotCacheDefinition" '
+        'Target="pivotCache/pivotCacheDefinition1.xml"/></Relationships>')
+    parts["xl/_rels/workbook.xml.rels"] = rels.encode()
+    ct = parts["[Content_Types].xml"].decode().replace("</Types>",
+        '<Override PartName="/xl/pivotCache/pivotCacheDefinition1.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.pivotCacheDefinition+xml"/>'
+        '<Override PartName="/xl/pivotTables/pivotTable1.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.pivotTable+xml"/></Types>')
+    parts["[Content_Types].xml"] = ct.encode()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for n, b in parts.items():
+            z.writestr(n, b)
+
+
+
+def pivot(name: str, **kw):
+    def build(d: Path) -> None:
+        _pivot_book(d / name, **kw)
+    return build
+
+
+PIVOT = {"type": "pivot_table", "sheet_idx0": "RNSheet1", "sheet_idx1": "ENSheet1",
+         "pivot_props": ["col_fields", "filter", "row_fields", "data_fields"]}
+case("compare_table", "pivot-pass", R, E, rules=[PIVOT], build=both(pivot("r.xlsx"), pivot("e.xlsx")))
+case("compare_table", "pivot-row-field", R, E, rules=[PIVOT],
+     build=both(pivot("r.xlsx", row_field=1), pivot("e.xlsx")))
+case("compare_table", "pivot-subtotal", R, E, rules=[PIVOT],
+     build=both(pivot("r.xlsx", subtotal="count"), pivot("e.xlsx")))
+case("compare_table", "pivot-filter", R, E, rules=[PIVOT],
+     build=both(pivot("r.xlsx", page_field=1), pivot("e.xlsx", page_field=1)))
+case("compare_table", "pivot-filter-missing", R, E, rules=[PIVOT],
+     build=both(pivot("r.xlsx"), pivot("e.xlsx", page_field=1)))
+case("compare_table", "pivot-none", R, E, rules=[PIVOT], build=both(xlsx("r.xlsx", DATA), pivot("e.xlsx")))
+case("compare_table", "pivot-props-all", R, E,
+     rules=[dict(PIVOT, pivot_props=["name", "show_total", "show_empty_row", "show_empty_col", "show_headers",
+                                     "location", "selection", "ordered", "data_fields_name", "data_fields"])],
+     build=both(pivot("r.xlsx"), pivot("e.xlsx")))
