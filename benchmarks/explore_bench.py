@@ -303,8 +303,8 @@ def main() -> None:
     console = Console()
     result: dict[str, Any] = {"budget": {"actions": actions, "minutes": minutes}, "quick": a.quick,
                               "profile": "default", "apps": {}}
-    checkpoints_t = [m * 60 for m in (1, 2, 3, 5, 15, 30) if m <= minutes]
-    checkpoints_n = [n for n in (50, 100, 200, 400, 800, 1600, 3200) if n <= actions]
+    checkpoints_t = [m * 60 for m in (0.5, 1, 2, 3, 5, 15, 30) if m <= minutes]
+    checkpoints_n = [n for n in (25, 50, 100, 200, 400, 800, 1600, 3200) if n <= actions]
     for app in apps:
         with tempfile.TemporaryDirectory() as d:
             if APPS[app] == "browser":  # its own Playwright, before any env of this thread
