@@ -220,7 +220,19 @@ class Runtime:
         r = self.run(["xdotool", *args], timeout=10)
         return r["output"]
 
+    def close_windows(self) -> None:
+        """Disconnect every visible client but the desktop (apps the agent started too), so the next
+        episode starts from the empty desktop OSWorld's snapshot revert gives."""
+        desktop = set(self.xdotool("search", "--classname", "cua-desktop").split())
+        for wid in self.xdotool("search", "--onlyvisible", "--name", ".").split():
+            if wid not in desktop:
+                self.xdotool("windowkill", wid)
+
     def close(self) -> None:
+        try:
+            self.close_windows()
+        except Exception:  # noqa: BLE001 - the display may be gone already; the sandbox reaps the rest
+            pass
         for p in self.launched:
             try:
                 os.killpg(p.pid, signal.SIGKILL)
