@@ -133,6 +133,25 @@ def test_typing_keys_and_hotkeys_reach_the_focused_input(env, obs):
     assert focused.has_state("focused") and focused.value == "new"
 
 
+def test_cancel_stops_typing_part_way_and_the_next_action_runs_in_full(env, obs):
+    """What POST /cancel does on a guest serving a browser: a cancel from another thread stops a long type."""
+    assert env.act(Click(element_id=by_name(obs, "Your name").id)).ok
+    assert env.act(Hotkey(keys=["ctrl", "a"])).ok and env.act(Key(key="backspace")).ok
+    text = "x" * 480
+    timer = threading.Timer(0.3, env.cancel)  # 480 key events in chunks of 16 take far longer than this
+    timer.start()
+    try:
+        r = env.act(Type(text=text))
+    finally:
+        timer.join()
+    assert not r.ok and "cancelled part-way" in r.error
+    typed = len(env.evaluate("document.getElementById('name').value"))
+    assert typed < len(text)
+    env.clear_cancel()
+    assert env.act(Type(text="ok")).ok
+    assert len(env.evaluate("document.getElementById('name').value")) == typed + 2
+
+
 def test_goto_link_and_back(env, obs, site):
     r = env.act(Click(element_id=by_name(obs, "Next page").id))
     assert r.ok and r.changed

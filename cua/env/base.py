@@ -15,6 +15,10 @@ class EnvError(RuntimeError):
     """An environment could not start or act; the message names the cause and the fix."""
 
 
+class ActionCancelled(EnvError):
+    """The action in progress was stopped by `cancel()` between two of its steps."""
+
+
 class ActionResult(BaseModel):
     """What happened when an action ran."""
 

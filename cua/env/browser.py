@@ -19,7 +19,7 @@ from typing import Any
 from PIL import Image
 
 from cua.actions import Action
-from cua.env.base import ActionResult, EnvBase, EnvError, resolve_point
+from cua.env.base import ActionCancelled, ActionResult, EnvBase, EnvError, resolve_point
 from cua.env.chromium import CHROMIUM_ARGS, acquire_driver, chromium_pids, find_chromium, release_driver
 from cua.env.settle import wait_settled
 from cua.env.xauth import browser_env
@@ -35,6 +35,8 @@ PW_KEYS = {
     **{f"f{i}": f"F{i}" for i in range(1, 13)},
 }
 SCROLL_NOTCH_PX = 100
+TYPE_STEP = 16  # keys typed between two cancel checks
+DRAG_STEPS = 12  # pointer moves of a drag, a cancel check before each
 PENDING_REQUEST_S = 1.5  # a request younger than this keeps the page unsettled (older: long-poll, ignored)
 URL_SCHEMES = {"http", "https", "file", "about", "data"}
 # Cheap "has anything changed" probe: mutation/input/scroll counter installed by _INIT_JS, URL,
@@ -116,6 +118,7 @@ class BrowserEnv(EnvBase):
         self.last_obs: Observation | None = None
         self.last_dom_partial = False
         self._thread = threading.get_ident()
+        self._cancel = threading.Event()  # set by cancel() from any thread; long actions check it
         self._perceiver: Any = None
         self._pw = self._browser = self._context = self.page = None
         _check_sources(self.sources)
@@ -342,18 +345,28 @@ class BrowserEnv(EnvBase):
             start, end = self._point(action), self._point(action, end=True)
             mouse.move(*start)
             mouse.down()
-            mouse.move(*end, steps=12)
-            mouse.up()
+            try:  # step by step so a cancel stops it; the button is released whatever happens
+                for i in range(1, DRAG_STEPS + 1):
+                    self._check_cancel("the drag")
+                    mouse.move(start[0] + (end[0] - start[0]) * i / DRAG_STEPS,
+                               start[1] + (end[1] - start[1]) * i / DRAG_STEPS)
+            finally:
+                mouse.up()
             return start
         if kind == "scroll":
             p = self._point(action)
             if p is not None:
                 mouse.move(*p)
-            mouse.wheel(action.dx * SCROLL_NOTCH_PX, action.dy * SCROLL_NOTCH_PX)
+            sx, sy = (action.dx > 0) - (action.dx < 0), (action.dy > 0) - (action.dy < 0)
+            for i in range(max(abs(action.dx), abs(action.dy))):  # notch by notch: cancellable between them
+                self._check_cancel("the scroll")
+                mouse.wheel(SCROLL_NOTCH_PX * sx * (i < abs(action.dx)), SCROLL_NOTCH_PX * sy * (i < abs(action.dy)))
             return p
         if kind == "type":
-            if len(action.text) <= 500:
-                kb.type(action.text)  # real key events, as a user's typing
+            if len(action.text) <= 500:  # real key events, as a user's typing, cancellable between chunks
+                for i in range(0, len(action.text), TYPE_STEP):
+                    self._check_cancel("the typing")
+                    kb.type(action.text[i:i + TYPE_STEP])
             else:
                 self._type_lines(action.text)  # long text: insert per line, Enter between lines
             return None
@@ -375,15 +388,32 @@ class BrowserEnv(EnvBase):
                 raise EnvError("back: there is no previous page in this tab's history")
             return None
         if kind == "wait":
-            self.page.wait_for_timeout(action.seconds * 1000)  # the agent asked for this pause
+            end = time.monotonic() + action.seconds  # the agent asked for this pause; cancellable
+            while (left := end - time.monotonic()) > 0:
+                self._check_cancel("the wait")
+                self.page.wait_for_timeout(min(left, 0.1) * 1000)
             return None
         if kind in ("done", "fail"):
             return None
         raise EnvError(f"the browser env cannot run {kind!r} actions")
 
+    # -- cancel (POST /cancel on the guest) -----------------------------------------------------
+    def cancel(self) -> None:
+        """Stop the action in progress between two of its steps (typing, drag, scroll, wait); from any thread."""
+        self._cancel.set()
+
+    def clear_cancel(self) -> None:
+        """Re-arm after a cancel: the caller's next action runs in full."""
+        self._cancel.clear()
+
+    def _check_cancel(self, what: str) -> None:
+        if self._cancel.is_set():
+            raise ActionCancelled(f"{what} was cancelled part-way; observe before acting again")
+
     def _type_lines(self, text: str) -> None:
         lines = text.split("\n")
         for i, line in enumerate(lines):
+            self._check_cancel("the typing")
             if line:
                 self.page.keyboard.insert_text(line)
             if i < len(lines) - 1:

@@ -20,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TypeVar
 
-from cua.env.base import EnvError
+from cua.env.base import ActionCancelled, EnvError
 
 T = TypeVar("T")
 KEYSYM_NAMES = {
@@ -33,10 +33,7 @@ KEYSYM_NAMES = {
 CHAR_KEYS = {"\n": "enter", "\r": "enter", "\t": "tab"}
 BUTTONS = {"left": 1, "middle": 2, "right": 3}
 TYPE_STEP = 16  # keys sent (and synced) between two cancel checks
-
-
-class ActionCancelled(EnvError):
-    """The action in progress was stopped by cancel() between two of its steps."""
+__all__ = ["ActionCancelled", "XInput"]
 
 
 def char_keysym(ch: str) -> int:
