@@ -21,6 +21,8 @@ def register(app: typer.Typer) -> None:
         assets: Path = typer.Option(None, "--assets", help="OSWorld asset cache (cua osworld assets --fetch)."),
         online: bool = typer.Option(False, "--online", help="The internet is reachable: also run OSWorld tasks "
                                     "that open live websites or install packages (skipped otherwise)."),
+        strict_metrics: bool = typer.Option(False, "--strict-metrics", help="Score OSWorld tasks with the reference's "
+                                            "known metric bugs fixed (docs/osworld_metrics.md); default: as OSWorld."),
         env: str = typer.Option(None, "--env", "-e", help="ENV overriding each task's own env."),
         model: str = MODEL_OPT,
         skills: Path = typer.Option(None, help="Skill library (SQLite) for the agent."),
@@ -72,7 +74,8 @@ def register(app: typer.Typer) -> None:
         cfg = EvalConfig(env=env, model=model, skills=str(skills) if skills else None, replay=replay,
                          out=str(out), max_steps=max_steps, env_options={"sources": sources},
                          model_options=options, grounder=grounder,
-                         assets=str(assets.resolve()) if assets else None, online=online)
+                         assets=str(assets.resolve()) if assets else None, online=online,
+                         strict_metrics=strict_metrics)
         skip = finished_ids(out / "results.jsonl")
         if skip & {t.id for t in todo}:
             console.print(f"resuming: {len(skip & {t.id for t in todo})} task(s) already done in {out}")

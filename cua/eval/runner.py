@@ -43,6 +43,7 @@ class EvalConfig(BaseModel):
     grounder: str = Field("perception", description="perception | openai:MODEL (cua.models.grounder)")
     assets: str | None = Field(None, description="OSWorld asset cache directory (cua osworld assets --fetch).")
     online: bool = Field(False, description="The internet is reachable: run OSWorld tasks that open live websites.")
+    strict_metrics: bool = Field(False, description="OSWorld metrics with the reference's known bugs fixed.")
 
 
 class EpisodeResult(BaseModel):
@@ -89,7 +90,7 @@ class Episode:
         self.ctx = CheckContext(env=env, home=env_home(env), proc_env=env_process_vars(env))
         self.launched: list[subprocess.Popen] = []
         self.instruction = task.instruction
-        self.osworld = OSWorldEpisode(task.osworld, env, cfg.assets, cfg.online) if task.osworld else None
+        self.osworld = OSWorldEpisode(task.osworld, env, cfg.assets, cfg.online, cfg.strict_metrics) if task.osworld else None
 
     def setup(self) -> None:
         if self.osworld is not None:

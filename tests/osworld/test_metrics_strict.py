@@ -43,3 +43,10 @@ def test_strict_image_size_measures_content_only_when_asked(tmp_path):
     assert metrics_table(True)["check_image_size"](str(path), rule) == 0.0
     assert metrics_table(True)["check_image_size"](str(path), {"width": 10, "height": 5, "ignore_transparent": True}) == 1.0
     assert metrics_table(True)["check_image_size"](str(path), {"width": 40, "height": 30}) == 1.0
+
+
+def test_the_evaluator_scores_with_the_strict_table_only_when_asked():
+    from cua.eval.osworld.evaluate import metric
+
+    assert metric("check_thunderbird_folder") is METRICS["check_thunderbird_folder"]
+    assert metric("check_thunderbird_folder", metrics_table(True)) is not METRICS["check_thunderbird_folder"]

@@ -30,9 +30,9 @@ def task_fields(data: dict, source: str) -> dict[str, Any]:
 class OSWorldEpisode:
     """Set-up (config steps) and evaluation (post-config, getters, metrics) of one task on one env."""
 
-    def __init__(self, data: dict, env: Any, assets: str | None, online: bool = False):
+    def __init__(self, data: dict, env: Any, assets: str | None, online: bool = False, strict: bool = False):
         self.task: OSWorldTask = OSWorldTask.model_validate(data)
-        self.env, self.assets, self.online = env, Path(assets) if assets else None, online
+        self.env, self.assets, self.online, self.strict = env, Path(assets) if assets else None, online, strict
         self.rt: Runtime | None = None
 
     def setup(self) -> str:
@@ -50,7 +50,7 @@ class OSWorldEpisode:
     def score(self, declared_infeasible: bool, details: list[str]) -> float:
         if self.rt is None:
             raise StepError("the task was not set up")
-        return score(self.task, self.rt, declared_infeasible, details)
+        return score(self.task, self.rt, declared_infeasible, details, self.strict)
 
     def close(self) -> None:
         if self.rt is not None:

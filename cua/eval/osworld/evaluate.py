@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cua.eval.osworld.getters import GETTERS
-from cua.eval.osworld.metrics import METRICS
+from cua.eval.osworld.metrics import METRICS, metrics_table
 from cua.eval.osworld.runtime import Runtime
 from cua.eval.osworld.spec import OSWorldTask, Step
 from cua.eval.osworld.steps import run_steps
@@ -23,8 +23,8 @@ class EvaluatorError(RuntimeError):
     """The evaluator names a getter or metric cua does not have, or a metric crashed."""
 
 
-def metric(name: str) -> Callable[..., Any]:
-    fn = METRICS.get(name)
+def metric(name: str, table: dict[str, Callable[..., Any]] = METRICS) -> Callable[..., Any]:
+    fn = table.get(name)
     if fn is None:
         raise EvaluatorError(f"unsupported metric {name!r}")
     return fn
@@ -50,8 +50,10 @@ def run_postconfig(task: OSWorldTask, rt: Runtime) -> None:
     run_steps(rt, mapped_steps(rt, task.evaluator.postconfig), "postconfig")
 
 
-def score(task: OSWorldTask, rt: Runtime, declared_infeasible: bool, details: list[str] | None = None) -> float:
-    """Run post-config, then the metrics; returns OSWorld's score in [0, 1]."""
+def score(task: OSWorldTask, rt: Runtime, declared_infeasible: bool, details: list[str] | None = None,
+          strict: bool = False) -> float:
+    """Run post-config, then the metrics; returns OSWorld's score in [0, 1] (`strict`: the reference's known
+    metric bugs fixed, docs/osworld_metrics.md)."""
     details = details if details is not None else []
     run_postconfig(task, rt)
     ev = task.evaluator
@@ -63,7 +65,7 @@ def score(task: OSWorldTask, rt: Runtime, declared_infeasible: bool, details: li
         return 0.0
     results: list[float] = []
     for func, rconf, econf, options in ev.metrics():
-        fn = metric(func)
+        fn = metric(func, metrics_table(strict))
         try:
             result = getter(rconf or {})(rt, rt.map(rconf or {}))
         except FileNotFoundError as e:
