@@ -48,6 +48,7 @@ def _until(env, pred, timeout: float = 90.0):
         time.sleep(1.0)
 
 
+@pytest.mark.timeout(2400)  # one TCG boot: about 2.5 min on an idle host, 20+ min on a loaded 2-core one
 def test_vm_boot_act_reset_and_owner_kill(image):
     import json
 

@@ -139,6 +139,8 @@ class VMEnv(RemoteEnv):
             super().__init__(f"http://127.0.0.1:{self.port}", token=token, check=False, **options)
             self._wait_guest(time.monotonic() + boot_timeout)
             self.timings["boot_s"] = time.monotonic() - t0
+            self._wait_desktop(t0 + boot_timeout)
+            self.timings["desktop_s"] = time.monotonic() - t0
             t0 = time.monotonic()
             self._save()
             self.timings["save_s"] = time.monotonic() - t0
@@ -231,6 +233,17 @@ class VMEnv(RemoteEnv):
                 tail = self.serial.read_text(errors="replace")[-2000:] if self.serial.exists() else "(empty)"
                 raise EnvError(f"the guest never answered on 127.0.0.1:{self.port}; serial console tail:\n{tail}")
             time.sleep(0.05)
+
+    def _wait_desktop(self, deadline: float) -> None:
+        """Until the app shows elements: the guest answers before the app's accessibility tree is up, and a
+        state saved then would make every reset wait for it again."""
+        while time.monotonic() < deadline:
+            try:
+                if self.observe().elements:
+                    return
+            except EnvError:
+                pass
+            time.sleep(1.0)
 
     # -- the ready state -------------------------------------------------------------------------------
     def _save(self) -> None:
