@@ -78,6 +78,9 @@ def _quick_restore(image: Path, n: int) -> dict:
                 time.sleep(3.0)
                 self.booted = True
 
+        def _wait_desktop(self, deadline: float) -> None:
+            pass  # no desktop is awaited in the quick run
+
     env = EarlyState(str(image))
     try:
         out = []
