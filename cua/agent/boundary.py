@@ -175,9 +175,10 @@ def decide(task: str, matches: list[tuple[Any, float]], has_model: bool, min_cov
 
 
 # ------------------------------------------------------------------ meaning-based decision (default)
-# For a library nobody calibrated (a newly explored app): the point calibrated on the three apps'
-# development splits pooled (mousepad, galculator, featherpad; 12-minute explorations), margin 0.03
-DEFAULT_BOUNDARY = {"threshold": 0.62, "margin": 0.03, "w": 0.7, "gap_weight": 0.0}
+# For a library nobody calibrated (a newly explored app or a hand-written one). Pooled calibration on the
+# three apps' dev splits chose 0.62 (margin 0.03); that refused near-verbatim requests against hand-written
+# skill descriptions (0.57-0.62), so the default is 0.55 (README: Understanding requests, measured trade-off).
+DEFAULT_BOUNDARY = {"threshold": 0.55, "margin": 0.03, "w": 0.7, "gap_weight": 0.0}
 _MENU_WORD = re.compile(r"\bmenus?\b", re.IGNORECASE)
 _RETRIEVERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # one index per open library
 

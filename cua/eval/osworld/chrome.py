@@ -258,17 +258,33 @@ def data_delete_automacally(rt: Runtime, config: dict) -> Any:
 def active_url(rt: Runtime, config: dict) -> str | None:
     """The visible tab's URL as OSWorld reads it from the address bar: without its scheme, then
     prefixed with `goto_prefix` (default https://)."""
-    with connect(rt, 5) as browser:
-        if browser is None:
-            return None
-        pages = _pages(browser)
-        visible = [pg for pg in pages if _visible(pg)]
-        page = (visible or pages or [None])[-1]
-        if page is None:
-            return None
-        url = page.url
+    url = _last_active_page_url(rt)
+    if url is None:
+        with connect(rt, 5) as browser:
+            if browser is None:
+                return None
+            pages = _pages(browser)
+            visible = [pg for pg in pages if _visible(pg)]
+            page = (visible or pages or [None])[-1]
+            if page is None:
+                return None
+            url = page.url
     bare = url.split("://", 1)[1] if "://" in url else url
     return f"{config.get('goto_prefix', 'https://')}{bare}"
+
+
+def _last_active_page_url(rt: Runtime) -> str | None:
+    """The URL of the most recently activated tab: Chromium's DevTools `/json/list` sorts its targets by
+    last activity, newest first (CDP's own page list has no such order, and every tab of an unfocused
+    window on Xvfb reports itself visible)."""
+    import httpx
+
+    try:
+        targets = httpx.get(f"http://127.0.0.1:{rt.chrome_port}/json/list", timeout=5).json()
+    except (httpx.HTTPError, ValueError):
+        return None
+    pages = [t["url"] for t in targets if t.get("type") == "page" and not t.get("url", "").startswith("devtools:")]
+    return pages[0] if pages else None
 
 
 def _visible(page) -> bool:
