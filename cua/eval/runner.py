@@ -75,10 +75,12 @@ def env_home(env: Any) -> Path | None:
 
 
 def env_process_vars(env: Any) -> dict[str, str] | None:
+    """The environment of processes a task's set-up starts on `env`'s display: the sandbox's own allow-listed
+    environment (never the caller's API keys or tokens), or None where the env starts no local processes."""
     for obj in (env, getattr(env, "sandbox", None)):
         vars_ = getattr(obj, "child_env", None) or (getattr(obj, "env", None) if obj is not env else None)
         if isinstance(vars_, dict):
-            return {**os.environ, **vars_}
+            return dict(vars_)
     return None
 
 

@@ -94,3 +94,19 @@ def test_the_browser_env_does_not_inherit_the_callers_keys(monkeypatch):
             assert not {k for k in SECRETS if k in environ} | {k for k, v in environ.items() if v in SECRETS.values()}
         assert any(e.get("CUA_TEST_PASSED_ON") == "passed-on-value" for e in environs)  # pass_env passes one
         assert any("hi" in (e.name or "") for e in env.observe().elements)  # the page still works
+
+
+def test_eval_set_up_processes_get_the_sandbox_environment_not_the_callers(sandbox):
+    """cua eval starts a task's set-up commands (and OSWorld's execute/command steps) on the sandbox's
+    display with env_process_vars: the sandbox's allow-listed environment, never the caller's keys."""
+    from types import SimpleNamespace
+
+    from cua.eval.runner import env_process_vars
+
+    child = env_process_vars(SimpleNamespace(sandbox=sandbox))
+    assert child is not None and child["DISPLAY"] == sandbox.display
+    out = subprocess.run(["env", "-0"], env=child, capture_output=True, timeout=10).stdout.decode()
+    env = dict(item.split("=", 1) for item in out.split("\0") if "=" in item)
+    leaked = {k for k in SECRETS if k in env} | {k for k, v in env.items() if v in SECRETS.values()}
+    assert not leaked, leaked
+    assert env.get("CUA_TEST_PASSED_ON") == "passed-on-value"
