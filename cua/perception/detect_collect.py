@@ -16,6 +16,7 @@ from pathlib import Path
 
 from PIL import Image
 
+from cua.env.xauth import browser_env
 from cua.perception.detect import CLASSES
 
 log = logging.getLogger(__name__)
@@ -127,7 +128,8 @@ def collect_miniwob(out: Path, seeds: int = 6, tasks: int | None = None,
     (out / "images").mkdir(parents=True, exist_ok=True)
     written = 0
     with sync_playwright() as pw, (out / "labels.jsonl").open("a") as sink:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True,
+                                     env=browser_env())  # the allow-list: no API keys or tokens
         try:
             page = browser.new_page(viewport={"width": SCREEN[0], "height": SCREEN[1]})
             for ti, html in enumerate(pages):
