@@ -6,42 +6,16 @@ these replacements score what the task intends instead.
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 import zipfile
 
 from cua.eval.osworld.metrics.slides import NS
+from cua.eval.osworld.metrics.thunderbird import same_mbox_messages
 
 
 def check_thunderbird_folder(result, reference, **kwargs) -> float:
     """Both mbox files hold the same messages (the reference skips every non-empty message)."""
-    def normalize(msg: str) -> str:
-        if kwargs.get("ignore_status", False):
-            msg = re.sub(r"X-Mozilla-Status\d?:[\s\d]+", "", msg)
-        if kwargs.get("ignore_keys", False):
-            msg = re.sub(r"(X-Mozilla-Keys:[^\n]*?)\n(MIME-Version)", r"\2", msg)
-        return msg.strip()
-
-    def read(path: str) -> str:
-        with open(path) as f:
-            data = f.read().strip()
-        messages = []
-        for mail in data.split("FROM - "):
-            if not mail.strip():
-                continue
-            if kwargs.get("remove_deleted", True) and re.search(r"X-Mozilla-Status: 000[89]", mail):
-                continue
-            messages.append("FROM - " + normalize(mail))
-        if kwargs.get("remove_duplicate", True):
-            messages = list(set(messages))
-        return "\n".join(sorted(messages))
-
-    if type(reference) is not list:
-        result, reference = [result], [reference]
-    for pred, gold in zip(result, reference):
-        if pred is None or read(pred) != read(gold):
-            return 0.0
-    return 1.0
+    return same_mbox_messages(result, reference, reference_quirk=False, **kwargs)
 
 
 def check_page_number_colors(pptx_file, rules):

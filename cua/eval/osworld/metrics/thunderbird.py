@@ -70,6 +70,12 @@ def check_thunderbird_folder(result, reference, **kwargs) -> float:
     """Mbox files hold the same messages. OSWorld's reader skips every non-empty message (`if
     mail.strip(): continue`), so any two readable files compare equal; we keep that (see
     docs/osworld_metrics.md)."""
+    return same_mbox_messages(result, reference, reference_quirk=True, **kwargs)
+
+
+def same_mbox_messages(result, reference, reference_quirk: bool, **kwargs) -> float:
+    """1.0 when each result mbox holds the messages of its reference; `reference_quirk` reads as OSWorld
+    does (non-empty messages skipped), without it the messages are compared (`--strict-metrics`)."""
     def normalize(msg: str) -> str:
         if kwargs.get("ignore_status", False):
             msg = re.sub(r"X-Mozilla-Status\d?:[\s\d]+", "", msg)
@@ -82,7 +88,7 @@ def check_thunderbird_folder(result, reference, **kwargs) -> float:
             data = f.read().strip()
         messages = []
         for mail in data.split("FROM - "):
-            if mail.strip():
+            if bool(mail.strip()) == reference_quirk:
                 continue
             if kwargs.get("remove_deleted", True) and re.search(r"X-Mozilla-Status: 000[89]", mail):
                 continue
@@ -94,8 +100,6 @@ def check_thunderbird_folder(result, reference, **kwargs) -> float:
     if type(reference) is not list:
         result, reference = [result], [reference]
     for pred, gold in zip(result, reference):
-        if pred is None:
-            return 0.0
-        if read(pred) != read(gold):
+        if pred is None or read(pred) != read(gold):
             return 0.0
     return 1.0
