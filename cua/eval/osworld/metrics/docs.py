@@ -16,7 +16,9 @@ def _doc(path):
 
 
 def _docs(a, b):
-    """Both documents, or None when either fails to open (the reference scores that 0)."""
+    """Both documents, or None when either path is empty or fails to open (the reference scores that 0)."""
+    if not a or not b:
+        return None
     try:
         return _doc(a), _doc(b)
     except Exception:
@@ -141,8 +143,6 @@ def compare_docx_files(file1, file2, **options):
 
 
 def compare_docx_tables(docx_file1, docx_file2):
-    if not docx_file1 or not docx_file2:
-        return 0
     pair = _docs(docx_file1, docx_file2)
     if pair is None:
         return 0
@@ -161,8 +161,6 @@ def compare_docx_tables(docx_file1, docx_file2):
 
 def compare_docx_images(docx_file1, docx_file2):
     """Same number of embedded images, pixel-identical in relationship order."""
-    if not docx_file1 or not docx_file2:
-        return 0
     pair = _docs(docx_file1, docx_file2)
     if pair is None:
         return 0
@@ -236,8 +234,6 @@ def _zip_runs(pair):
 
 
 def compare_subscript_contains(docx_file1, docx_file2):
-    if not docx_file1 or not docx_file2:
-        return 0
     pair = _docs(docx_file1, docx_file2)
     if pair is None:
         return 0
@@ -281,8 +277,6 @@ def check_file_exists(directory, filename):
 
 def check_tabstops(docx_file1, docx_file2, **kwargs) -> float:
     """1 minus the mean tab-stop displacement (as a share of the text width) of the non-empty paragraphs."""
-    if not docx_file1 or not docx_file2:
-        return 0.0
     pair = _docs(docx_file1, docx_file2)
     if pair is None:
         return 0.0
@@ -323,8 +317,6 @@ def check_tabstops(docx_file1, docx_file2, **kwargs) -> float:
 
 
 def compare_contains_image(docx_file1, docx_file2):
-    if not docx_file1 or not docx_file2:
-        return 0
     pair = _docs(docx_file1, docx_file2)
     if pair is None:
         return 0
@@ -417,8 +409,6 @@ def check_italic_font_size_14(path1, path2):
 
 
 def compare_docx_lines(file1, file2):
-    if not file1 or not file2:
-        return 0
     pair = _docs(file1, file2)
     if pair is None:
         return 0
