@@ -24,22 +24,14 @@ from cua.env.sandbox import Sandbox
 from cua.liveview import VncRelay
 from cua.perception.ocr import ocr
 from skills.library import SkillLibrary
+from tests.process_fixtures import read_until
 
 TOKEN = "handoff-test-token-" + "z" * 24
 TASK = "open the find and replace dialog"
 
 
 def _read_until(proc: subprocess.Popen, pattern: str, timeout: float = 120.0) -> re.Match:
-    deadline, seen = time.monotonic() + timeout, ""
-    while time.monotonic() < deadline:
-        line = proc.stderr.readline()
-        if not line and proc.poll() is not None:
-            break
-        seen += line
-        m = re.search(pattern, " ".join(seen.split()))
-        if m:
-            return m
-    raise AssertionError(f"never saw {pattern!r}; stderr so far:\n{seen[-3000:]}")
+    return read_until(proc, proc.stderr, pattern, timeout)
 
 
 @contextmanager

@@ -13,21 +13,13 @@ import time
 import httpx
 import pytest
 from websockets.sync.client import connect
+from tests.process_fixtures import read_until
 
 TOKEN = "live-cli-test-token-" + "c" * 24
 
 
 def _read_until(proc: subprocess.Popen, pattern: str, timeout: float = 90.0) -> re.Match:
-    deadline, seen = time.monotonic() + timeout, ""
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        if not line and proc.poll() is not None:
-            break
-        seen += line
-        m = re.search(pattern, " ".join(seen.split()))
-        if m:
-            return m
-    raise AssertionError(f"never saw {pattern!r}; output so far:\n{seen[-3000:]}")
+    return read_until(proc, proc.stdout, pattern, timeout)
 
 
 def _done(url: str, nonce: str) -> None:
