@@ -12,7 +12,7 @@ from cua.cli.common import ENV_OPT, SKILLS_OPT, console, fail
 
 
 def app_of(env: str) -> str:
-    """The app an ENV string runs: sandbox:mousepad -> mousepad, browser:URL -> its host/page."""
+    """The app an ENV string runs: sandbox:mousepad -> mousepad, vm:IMAGE -> mousepad, browser:URL -> its host/page."""
     kind, _, arg = env.partition(":")
     if kind == "sandbox" and arg.strip():
         return Path(arg.split()[0]).name
@@ -21,6 +21,10 @@ def app_of(env: str) -> str:
 
         u = urlparse(arg)
         return (u.netloc or Path(u.path).stem or "browser").lower()
+    if kind == "vm":
+        from cua.env.vm import DEFAULT_APP
+
+        return DEFAULT_APP  # the VM opens this app, so its skills and profile are that app's
     return kind or "app"
 
 

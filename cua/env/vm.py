@@ -39,6 +39,7 @@ REPO = Path(__file__).resolve().parents[2]
 IMAGE_CACHE = Path(os.environ.get("CUA_IMAGE_CACHE", "~/.cache/cua/images")).expanduser()
 DEFAULT_MEMORY_MB = 1024
 DEFAULT_CPUS = 1
+DEFAULT_APP = "mousepad"  # the app a vm:IMAGE desktop opens (what `cua explore` and `cua skills` file skills under)
 
 
 def resolve_image(image: str) -> Path:
@@ -95,7 +96,7 @@ class VMEnv(RemoteEnv):
     """A booted VM as a RemoteEnv; reset() restores the saved post-boot state."""
 
     def __init__(self, image: str, memory_mb: int | None = None, cpus: int | None = None,
-                 app: str = "mousepad", boot_timeout: float = 1800.0, port: int | None = None, **options: Any):
+                 app: str = DEFAULT_APP, boot_timeout: float = 1800.0, port: int | None = None, **options: Any):
         memory_mb = memory_mb or int(os.environ.get("CUA_VM_MEMORY") or DEFAULT_MEMORY_MB)  # --vm-memory
         cpus = cpus or int(os.environ.get("CUA_VM_CPUS") or DEFAULT_CPUS)  # --vm-cpus
         if shutil.which("qemu-system-x86_64") is None or shutil.which("qemu-img") is None:
