@@ -111,3 +111,83 @@ def test_port_taken_is_named(image):
 def test_guest_that_never_answers_shows_the_serial_tail(image):
     with pytest.raises(EnvError, match=r"(?s)never answered.*serial console tail:\n.*\[ *\d+\.\d+\] "):
         VMEnv(str(image.disk.parent), boot_timeout=20)  # the kernel's own lines, not an empty tail
+
+
+@pytest.fixture
+def small_image(tmp_path):
+    """A valid (empty) qcow2 and kernel files: enough to get past the image checks, never booted."""
+    for f in ("vmlinuz", "initrd.img"):
+        (tmp_path / f).write_bytes(b"x")
+    subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", str(tmp_path / "disk.qcow2"), "16M"], check=True)
+    return tmp_path
+
+
+def _bin_dir(tmp_path, qemu_script: str | None):
+    """A PATH folder with the real qemu-img and, if given, a stand-in qemu-system-x86_64 shell script."""
+    import shutil
+
+    b = tmp_path / "bin"
+    b.mkdir()
+    (b / "qemu-img").symlink_to(shutil.which("qemu-img"))
+    if qemu_script is not None:
+        (b / "qemu-system-x86_64").write_text("#!/bin/sh\n" + qemu_script)
+        (b / "qemu-system-x86_64").chmod(0o755)
+    return b
+
+
+def test_qemu_missing_says_what_to_install(small_image, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(_bin_dir(tmp_path, None)))
+    with pytest.raises(EnvError, match="QEMU is not installed.*apt-get install qemu-system-x86"):
+        VMEnv(str(small_image))
+
+
+def test_no_kvm_and_no_tcg_is_named(small_image, tmp_path, monkeypatch):
+    # a QEMU built without TCG lists only kvm; CUA_VM_ACCEL=tcg stands for a host without usable KVM
+    fake = 'echo "Accelerators supported in QEMU binary:"; echo kvm\n'
+    monkeypatch.setenv("PATH", str(_bin_dir(tmp_path, fake)))
+    monkeypatch.setenv("CUA_VM_ACCEL", "tcg")
+    with pytest.raises(EnvError, match=r"has no TCG \(its accelerators: kvm\).*host with KVM.*qemu-system-x86"):
+        VMEnv(str(small_image))
+    monkeypatch.delenv("CUA_VM_ACCEL")
+    from cua.env.qemu import kvm_usable
+
+    if not kvm_usable():  # no usable KVM on this host (here: /dev/kvm without vmx/svm): the plain message
+        with pytest.raises(EnvError, match="no usable KVM.*has no TCG"):
+            VMEnv(str(small_image))
+
+
+FULL_DISK = """
+import sys
+from pathlib import Path
+from cua.env.base import EnvError
+from cua.env.qemu import make_overlay
+from cua.env.vm import VMEnv
+small, full = Path(sys.argv[1]), Path(sys.argv[2])
+try:
+    VMEnv(str(small))  # CUA_VM_DIR is the 8 MiB tmpfs: the up-front space check refuses
+except EnvError as e:
+    print("START:", e)
+try:
+    with open(full / "filler", "wb") as f:
+        while True:
+            f.write(b"\\0" * 65536)
+except OSError:
+    pass  # the tmpfs is full now
+try:
+    make_overlay(full / "run.qcow2", small / "disk.qcow2")  # a reset's overlay on the full disk
+except EnvError as e:
+    print("OVERLAY:", e)
+"""
+
+
+def test_disk_full_is_named_with_the_fix(small_image):
+    # a real full filesystem: an 8 MiB tmpfs in a private mount namespace (gone when the process exits)
+    script = 'mount -t tmpfs -o size=8m cua-full "$1" && CUA_VM_DIR="$1" exec "$2" -c "$3" "$4" "$1"'
+    full = small_image / "full"
+    full.mkdir()
+    out = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", str(full),
+                          sys.executable, FULL_DISK, str(small_image)], capture_output=True, text=True, timeout=120)
+    assert "START: not enough space for the VM in" in out.stdout, out.stdout + out.stderr
+    assert "MiB free" in out.stdout and "set CUA_VM_DIR to a larger tmpfs" in out.stdout
+    assert "OVERLAY: cannot create the VM overlay" in out.stdout, out.stdout + out.stderr
+    assert "No space left on device" in out.stdout and "the disk is full" in out.stdout and "CUA_VM_DIR" in out.stdout

@@ -63,14 +63,29 @@ def choose_accel() -> bool:
                        "the kvm group, or use CUA_VM_ACCEL=tcg (emulation)")
     try:
         out = subprocess.run(["qemu-system-x86_64", "-accel", "help"], capture_output=True, text=True,
-                             timeout=30).stdout.split()
+                             timeout=30).stdout.splitlines()[1:]  # after "Accelerators supported in ...:"
+        out = [w.strip() for w in out if w.strip()]
     except (OSError, subprocess.TimeoutExpired) as e:
         raise EnvError(f"cannot run qemu-system-x86_64 ({e}); `apt-get install qemu-system-x86`") from None
     if not kvm and "tcg" not in out:
-        raise EnvError("no usable KVM (no /dev/kvm or a CPU without vmx/svm) and this QEMU has no TCG "
-                       f"(its accelerators: {', '.join(out[4:]) or 'none'}); run on a host with KVM or install "
-                       "Debian's qemu-system-x86, which has TCG")
+        why = ("CUA_VM_ACCEL=tcg asks for emulation" if os.environ.get("CUA_VM_ACCEL", "").lower() == "tcg"
+               else "no usable KVM (no /dev/kvm or a CPU without vmx/svm)")
+        raise EnvError(f"{why}, but this QEMU has no TCG (its accelerators: {', '.join(out) or 'none'}); "
+                       "run on a host with KVM or install Debian's qemu-system-x86, which has TCG")
     return kvm
+
+
+def make_overlay(disk: Path, backing: Path) -> None:
+    """A new qcow2 overlay `disk` over `backing`; a clear error when it cannot be written (a full disk)."""
+    disk.unlink(missing_ok=True)
+    made = subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-b", str(backing), "-F", "qcow2", str(disk)],
+                          capture_output=True, text=True)
+    if made.returncode != 0:
+        err = made.stderr.strip() or f"qemu-img exited with {made.returncode}"
+        full = "No space left" in err or "Disk quota" in err
+        raise EnvError(f"cannot create the VM overlay {disk}: {err}"
+                       + ("; the disk is full: free space there (`df -h " + str(disk.parent) + "`) or set "
+                          "CUA_VM_DIR to a folder on a larger filesystem" if full else ""))
 
 
 def port_free(port: int) -> bool:

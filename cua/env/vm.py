@@ -30,7 +30,7 @@ from typing import Any
 import httpx
 
 from cua.env.base import EnvError
-from cua.env.qemu import (QMP, choose_accel, exec_uri, free_port, make_ssh_keys, port_free,
+from cua.env.qemu import (QMP, choose_accel, exec_uri, free_port, make_overlay, make_ssh_keys, port_free,
                           qemu_argv, spawn, ssh_argv)
 from cua.env.remote import RemoteEnv
 from cua.env.sandbox import _cleanup, _start_guard
@@ -157,12 +157,7 @@ class VMEnv(RemoteEnv):
     def _start(self, disk: Path, ram: Path, share: bool, incoming: bool, timeout: float,
                fresh_disk: Path) -> None:
         """Start QEMU on a new overlay `disk` over `fresh_disk` (the image, or the frozen ready state)."""
-        disk.unlink(missing_ok=True)
-        made = subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-b", str(fresh_disk), "-F", "qcow2",
-                               str(disk)], capture_output=True, text=True)
-        if made.returncode != 0:
-            raise EnvError(f"cannot create the VM overlay {disk}: {made.stderr.strip()} (is the disk full? "
-                           f"`df -h {self.root.parent}`)")
+        make_overlay(disk, fresh_disk)
         qmp_path = self.root / "qmp.sock"
         qmp_path.unlink(missing_ok=True)
         argv = qemu_argv(marker=self.marker, image=self.image, disk=disk, ram=ram, share=share,
