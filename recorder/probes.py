@@ -325,9 +325,9 @@ def open_target(spec: str, size: tuple[int, int] = (1280, 800)) -> RecordTarget:
                 "set DISPLAY or use --env sandbox:APP"
             )
         return RecordTarget(disp, {}, A11yProbe(None), None)
-    if kind == "remote":
+    if kind in ("remote", "vm"):
         raise RecordingError(
-            "recording a remote: env is done on the guest: POST /recording/start and "
-            "/recording/stop on its `cua serve`, then copy the session directory back"
+            f"a {kind}: env is recorded on its guest, not through a local display: `cua record --env {spec}` "
+            "does that (or RemoteEnv.start_recording / stop_recording / fetch_recording)"
         )
     raise RecordingError(f"unknown env {spec!r}; use sandbox:APP, browser:URL or desktop")

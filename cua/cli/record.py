@@ -10,7 +10,8 @@ import typer
 from rich.console import Console
 
 console = Console(stderr=True, soft_wrap=True)
-ENV_HELP = "sandbox:APP (own desktop) | browser:URL (kiosk Chromium on one) | desktop ($DISPLAY)"
+ENV_HELP = ("sandbox:APP (own desktop) | browser:URL (kiosk Chromium on one) | desktop ($DISPLAY) | "
+            "remote:URL or vm:IMAGE (recorded on the guest, copied into --out)")
 
 
 def _fail(message: str, code: int = 1) -> None:
@@ -50,7 +51,14 @@ def record(
 
     With a sandbox env the desktop is started here; drive it through the printed DISPLAY
     (a VNC viewer, or xdotool). Example: cua record --env sandbox:mousepad --out demo1 --task "type hello"
+    A remote:URL or vm:IMAGE env records on its guest and copies the session into --out when it stops:
+    cua record --env vm:cua-guest --out demo2 --live
     """
+    from cua.cli.record_remote import is_guest_env, record_on_guest
+
+    if is_guest_env(env):
+        record_on_guest(env, out, task, fps, duration, stop_hotkey, pause_hotkey, scrub, mask_unknown, live)
+        return
     from cua.env import EnvError
     from recorder.probes import open_target
     from recorder.store import RecordingError

@@ -48,8 +48,12 @@ def register(app: typer.Typer) -> None:
                                                         "0600 if absent). $CUA_TOKEN wins over it.")] = None,
         sources: Annotated[str, typer.Option(help="Perception sources for the environment.")] = "auto",
         size: Annotated[str | None, typer.Option(help="Screen size for sandbox envs, e.g. 1280x800.")] = None,
-        recordings: Annotated[Path | None, typer.Option(help="Directory for /recording output "
-                                                        "(default: ROOT/recordings when --root is given).")] = None,
+        recordings: Annotated[Path | None, typer.Option(help="Directory for /recording output (default: "
+                                                        "ROOT/recordings with --root, else "
+                                                        "$XDG_DATA_HOME/cua/recordings, i.e. "
+                                                        "~/.local/share/cua/recordings; 0700).")] = None,
+        no_recordings: Annotated[bool, typer.Option("--no-recordings", help="Turn /recording off (it answers "
+                                                    "409).")] = False,
         tls_cert: Annotated[Path | None, typer.Option(help="PEM certificate: serve HTTPS (with --tls-key).")] = None,
         tls_key: Annotated[Path | None, typer.Option(help="PEM private key of --tls-cert.")] = None,
         pass_env: Annotated[list[str] | None, typer.Option("--pass-env", help="Pass this variable of the "
@@ -90,12 +94,15 @@ def register(app: typer.Typer) -> None:
             options["pass_env"] = list(pass_env)
         if (wh := _parse_size(size)) is not None:
             options["size"] = wh
-        recorder = None
-        if recordings is None and root is not None:
-            recordings = root / "recordings"
-        if recordings is not None:
-            from vm.guest.recording import make_recorder
+        from vm.guest.recording import default_recordings_dir, make_recorder
 
+        if no_recordings and recordings is not None:
+            console.print("[bold red]error:[/] --no-recordings and --recordings DIR contradict each other; give one")
+            raise typer.Exit(2)
+        recorder = None
+        if not no_recordings:
+            if recordings is None:
+                recordings = root / "recordings" if root is not None else default_recordings_dir()
             recorder = make_recorder(recordings)
         try:
             cfg = GuestConfig(token=token, env_factory=lambda: make_env(env, **options), env_spec=env,
@@ -109,5 +116,6 @@ def register(app: typer.Typer) -> None:
 
         scheme = "https" if tls_cert else "http"
         console.print(f"cua guest on {scheme}://{host}:{port} env={env} token from {origin} "
-                      f"files={'off' if root is None else root} exec={'on' if allow_exec else 'off'}")
+                      f"files={'off' if root is None else root} exec={'on' if allow_exec else 'off'} "
+                      f"recordings={'off' if recorder is None else recorder.base}")
         uvicorn.Server(server_config(application, host, port, tls_cert, tls_key)).run()

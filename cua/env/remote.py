@@ -277,13 +277,50 @@ class RemoteEnv(EnvBase):
         return self.request("POST", "/exec", json={"argv": list(argv), "timeout": timeout},
                             timeout=httpx.Timeout(timeout + 10, connect=self._timeout.connect)).json()
 
-    def start_recording(self, task: str = "") -> dict:
-        """Start a demonstration recording on the guest (written under its --root/recordings)."""
-        return self.request("POST", "/recording/start", params={"task": task}).json()
+    def start_recording(self, task: str = "", **options: Any) -> dict:
+        """Start a demonstration recording on the guest; `options`: fps, stop_hotkey, pause_hotkey, scrub,
+        mask_unknown. Answers the session name (for fetch_recording) and the guest-side folder."""
+        params = {"task": task, **{k: (str(v).lower() if isinstance(v, bool) else v) for k, v in options.items()}}
+        return self.request("POST", "/recording/start", params=params).json()
+
+    def recording_status(self) -> dict:
+        """{"recording": bool, and while one runs: session, events, frames, seconds, stopped (by the guest's
+        stop hotkey or a failed writer: stop_recording() then collects it)}."""
+        return self.request("GET", "/recording").json()
 
     def stop_recording(self) -> dict:
-        """Stop it; returns the guest-side directory and the recorder's counts."""
+        """Stop it; returns the session name, the guest-side folder and the recorder's counts."""
         return self.request("POST", "/recording/stop").json()
+
+    def fetch_recording(self, session: str, out: Path | str) -> Path:
+        """Copy a finished recording from the guest into the new local folder `out` (GET
+        /recording/{session}/archive, a tar): no file access needed on the guest. Members that are absolute,
+        climb out with `..`, or are links are refused before anything is unpacked."""
+        import tempfile
+
+        from cua.env.session_archive import unpack, valid_session
+
+        if not valid_session(session):
+            raise EnvError(f"{session!r} is not a session name (e.g. rec-20260101-120000)")
+        out = Path(out)
+        if out.exists() and (not out.is_dir() or any(out.iterdir())):
+            raise EnvError(f"{out} already exists and is not an empty folder; pick a new --out")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(prefix=f".{out.name}.", suffix=".tar", dir=out.parent) as tmp:  # 0600
+            self._download(f"/recording/{session}/archive", tmp)
+            tmp.flush()
+            return unpack(Path(tmp.name), out)
+
+    def _download(self, path: str, sink: Any) -> None:
+        try:
+            with self._client.stream("GET", path) as r:  # the read timeout bounds each chunk, not the whole
+                if r.status_code >= 400:
+                    r.read()
+                    self._check(r)
+                for chunk in r.iter_bytes(1 << 20):
+                    sink.write(chunk)
+        except httpx.TransportError as e:
+            raise EnvError(f"downloading {path} from guest {self.url} failed: {type(e).__name__}: {e}") from None
 
     def close(self) -> None:
         self._client.close()

@@ -12,11 +12,13 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import Body, FastAPI, HTTPException, Query, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi import Path as FastPath
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel
 
 from cua.actions import Action
 from cua.env.base import ActionResult, EnvError, Environment
+from cua.env.session_archive import tar_stream
 from cua.perception.elements import UIElement
 from vm.guest.auth import AuthGuard
 from vm.guest.capture import EncodedScreens
@@ -24,6 +26,7 @@ from vm.guest.connections import ConnectionGuard
 from vm.guest.exec import ExecError, ExecRequest, ExecResult, run_argv
 from vm.guest.files import FileAccessError, FileRoot
 from vm.guest.middleware import AuthMiddleware, BodyLimitMiddleware
+from vm.guest.recording import SessionError
 from vm.guest.statuses import document_statuses
 from vm.guest.vnc import add_vnc_route
 from cua.env.wire import MEDIA_TYPES, ImageFormat, ObservationWire, observation_to_wire
@@ -325,9 +328,29 @@ def create_app(cfg: GuestConfig) -> FastAPI:
             raise HTTPException(400, str(e)) from None
 
     @app.post("/recording/start", summary="Start recording a demonstration")
-    def recording_start(task: Annotated[str, Query(max_length=2000)] = "") -> dict:
+    def recording_start(task: Annotated[str, Query(max_length=2000)] = "",
+                        fps: Annotated[float, Query(ge=0.2, le=30)] = 5.0,
+                        stop_hotkey: Annotated[str, Query(max_length=40)] = "ctrl+alt+q",
+                        pause_hotkey: Annotated[str, Query(max_length=40)] = "ctrl+alt+p",
+                        scrub: bool = False, mask_unknown: bool = True) -> dict:
         rec = _recorder()
-        return _env_call(state, lambda env: rec.start(env, task))
+        opts = {"fps": fps, "stop_hotkey": stop_hotkey, "pause_hotkey": pause_hotkey, "scrub": scrub,
+                "mask_unknown": mask_unknown}
+        return _env_call(state, lambda env: rec.start(env, task, **opts))
+
+    @app.get("/recording", summary="Whether a recording runs, its counts, and whether it stopped by itself")
+    def recording_status() -> dict:
+        return _recorder().status()
+
+    @app.get("/recording/{session}/archive", summary="A finished recording as a tar, streamed",
+             responses={200: {"content": {"application/x-tar": {}}}})
+    def recording_archive(session: Annotated[str, FastPath(max_length=200)]) -> StreamingResponse:
+        try:
+            folder = _recorder().session_dir(session)
+        except SessionError as e:
+            raise HTTPException(e.status, str(e)) from None
+        return StreamingResponse(tar_stream(folder), media_type="application/x-tar",
+                                 headers={"Content-Disposition": f'attachment; filename="{folder.name}.tar"'})
 
     @app.post("/recording/stop", summary="Stop recording; returns where it was written")
     def recording_stop() -> dict:
@@ -336,7 +359,8 @@ def create_app(cfg: GuestConfig) -> FastAPI:
 
     def _recorder():
         if cfg.recorder is None:
-            raise HTTPException(409, "recording is off on this guest; start it with --root DIR or --recordings DIR")
+            raise HTTPException(409, "recording is off on this guest (`cua serve --no-recordings`); restart it "
+                                "without --no-recordings, or with --recordings DIR")
         return cfg.recorder
 
     @app.exception_handler(Exception)

@@ -24,6 +24,9 @@ FILES = {403: "File access is off, or the path is a symlink / hard link / not pe
 BY_PATH: dict[str, dict[int, str]] = {
     "/screenshot": ENV, "/observe": ENV, "/reset": ENV, "/act": ENV, "/a11y": ENV, "/windows": ENV,
     "/recording/start": ENV, "/recording/stop": ENV,
+    "/recording": {409: "Recording is off on this guest (--no-recordings)"},
+    "/recording/{session}/archive": {400: "Not a session name", 404: "No finished recording of that name",
+                                     409: "Recording is off, or that session is still being recorded"},
     "/files": FILES, "/files/list": FILES,
     "/exec": {403: "Exec is off (start the guest with --allow-exec)"},
 }
