@@ -82,3 +82,31 @@ def test_cli_report_numbers_equal_the_jsonl(tmp_path):
         browser.close()
     assert shown == {r.task_id: (r.outcome, r.steps) for r in load_results(out / "results.jsonl")}
     assert 0 < s["success_rate"] < 1 and s["ci95"][0] < s["success_rate"] < s["ci95"][1]
+
+
+OWNER = """
+import os, sys, time
+from cua.eval.runner import worker_pool
+pool = worker_pool(2)
+print(sorted({f.result() for f in [pool.submit(os.getpid) for _ in range(8)]}), flush=True)
+time.sleep(600)
+"""
+
+
+def test_pool_workers_end_when_the_eval_is_killed():
+    # an orphaned worker would wait for work forever, holding its env (a VM's QEMU, a sandbox)
+    import os
+    import signal
+    import time
+
+    owner = subprocess.Popen([sys.executable, "-c", OWNER], stdout=subprocess.PIPE, text=True)
+    try:
+        pids = json.loads(owner.stdout.readline())
+        assert pids and all(os.path.exists(f"/proc/{p}") for p in pids)
+    finally:
+        owner.send_signal(signal.SIGKILL)
+        owner.wait()
+    deadline = time.monotonic() + 30
+    while any(os.path.exists(f"/proc/{p}") for p in pids):
+        assert time.monotonic() < deadline, f"pool workers {pids} outlived the killed eval"
+        time.sleep(0.2)

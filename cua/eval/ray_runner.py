@@ -6,6 +6,7 @@ It knows nothing of tasks: the runner hands it JSON jobs and the two functions a
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 
 
@@ -29,9 +30,9 @@ def _connect(address: str, workers: int) -> None:
 
 
 def run_on_ray(jobs: list[str], cfg_json: str, workers: int, address: str, run: Callable[[str, str], str],
-               close: Callable[[], None]) -> Iterator[str]:
+               close: Callable[[], None], env_vars: dict[str, str] | None = None) -> Iterator[str]:
     """Round-robin JSON jobs over `workers` actors (each calls run(job, cfg_json)); yield each result
-    as soon as it is ready."""
+    as soon as it is ready. Each actor sets `env_vars` in its process first (e.g. a VM's --vm-memory)."""
     import ray
 
     _connect(address, workers)
@@ -40,13 +41,16 @@ def run_on_ray(jobs: list[str], cfg_json: str, workers: int, address: str, run: 
     class EpisodeWorker:
         """Holds one environment for its lifetime (created lazily by the first episode)."""
 
+        def __init__(self, env: dict[str, str]) -> None:
+            os.environ.update(env)
+
         def run(self, job: str, cfg_json: str) -> str:
             return run(job, cfg_json)
 
         def close(self) -> None:
             close()
 
-    actors = [EpisodeWorker.remote() for _ in range(max(1, min(workers, len(jobs) or 1)))]
+    actors = [EpisodeWorker.remote(dict(env_vars or {})) for _ in range(max(1, min(workers, len(jobs) or 1)))]
     queue = list(jobs)
     running: dict = {}
     try:

@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from cua.env.qemu import die_with_parent
 from cua.eval.ray_runner import run_on_ray
 from cua.eval.checkers import CheckContext, CheckerError, evaluate
 from cua.eval.osworld.episode import OSWorldEpisode, write_result_txt
@@ -316,6 +317,27 @@ def episode_in_worker(task_json: str, cfg_json: str) -> str:
     return run_episode(task, env, cfg).model_dump_json()
 
 
+# what a worker's env reads from the environment (--ca, --vm-memory, --vm-cpus and the VM knobs): pool workers
+# inherit it; Ray actors get it set explicitly, since a running cluster's workers do not share our environment
+WORKER_ENV_VARS = ("CUA_CA", "CUA_VM_MEMORY", "CUA_VM_CPUS", "CUA_VM_DIR", "CUA_VM_ACCEL", "CUA_IMAGE_CACHE")
+
+
+def _end_with_owner(owner: int) -> None:
+    """Pool worker start-up: SIGTERM when the eval process dies, even by SIGKILL. An orphaned pool worker
+    otherwise waits for work forever and keeps its env (a VM's QEMU, a sandbox) alive with it."""
+    die_with_parent()
+    if os.getppid() != owner:  # the owner died before the line above
+        os._exit(1)
+
+
+def worker_pool(workers: int) -> ProcessPoolExecutor:
+    """The local workers: fresh (spawned) processes that end with this one."""
+    import multiprocessing as mp
+
+    return ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"), initializer=_end_with_owner,
+                               initargs=(os.getpid(),))
+
+
 def _local(tasks: list[Task], cfg: EvalConfig, workers: int) -> Iterator[EpisodeResult]:
     if workers <= 1:
         try:
@@ -324,9 +346,7 @@ def _local(tasks: list[Task], cfg: EvalConfig, workers: int) -> Iterator[Episode
         finally:
             close_worker_envs()
         return
-    import multiprocessing as mp
-
-    with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
+    with worker_pool(workers) as pool:
         pending = {pool.submit(episode_in_worker, t.model_dump_json(), cfg.model_dump_json()) for t in tasks}
         while pending:
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
@@ -336,7 +356,9 @@ def _local(tasks: list[Task], cfg: EvalConfig, workers: int) -> Iterator[Episode
 
 def _ray(tasks: list[Task], cfg: EvalConfig, workers: int, address: str) -> Iterator[EpisodeResult]:
     jobs = [t.model_dump_json() for t in tasks]
-    for out in run_on_ray(jobs, cfg.model_dump_json(), workers, address, episode_in_worker, close_worker_envs):
+    env_vars = {k: os.environ[k] for k in WORKER_ENV_VARS if k in os.environ}
+    for out in run_on_ray(jobs, cfg.model_dump_json(), workers, address, episode_in_worker, close_worker_envs,
+                          env_vars):
         yield EpisodeResult.model_validate_json(out)
 
 
