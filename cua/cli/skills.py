@@ -80,14 +80,15 @@ def register(app: typer.Typer) -> None:
         minutes: float = typer.Option(15.0, help="Wall-clock budget."),
         max_depth: int = typer.Option(0, help="Deepest state explored (0: the app profile's value)."),
         max_branch: int = typer.Option(200, help="Candidates tried per state."),
-        verify_runs: int = typer.Option(2, min=1, help="Replays that verify each new skill."),
+        verify_runs: int = typer.Option(1, min=1, help="Replays from a fresh start that verify each new skill "
+                                        "(besides the explored run that saw its effect)."),
         profile: Path | None = typer.Option(None, help="Explorer profile TOML (default: skills/profiles/APP.toml)."),  # noqa: B008
         sources: str = typer.Option("a11y", help="Perception sources for the env (a11y is fast; 'ocr,vision' "
                                                "explores an app without an accessibility tree)."),
         curriculum: bool = typer.Option(True, help="Compose and verify dialog skills after exploring."),
         only: str | None = typer.Option(None, help="Regex: explore only the start-state controls it matches "
                                                    "(e.g. '^Search$' for one menu)."),
-        workers: int = typer.Option(1, min=1, max=4, help="Parallel explorers, each on its own sandbox."),
+        workers: int = typer.Option(1, min=1, max=4, help="Parallel explorers, each on its own env (a sandbox, or a VM for vm:IMAGE)."),
         live: bool = typer.Option(False, "--live", help="Serve a live view (noVNC, token) of the explored desktop "
                                   "and print its URL; its panel shows actions, states and skills so far."),
     ) -> None:
