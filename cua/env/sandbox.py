@@ -141,6 +141,8 @@ def _alive(pid: int) -> bool:
 # it kills whatever still carries the sandbox's marker and removes the temporary tree.
 GUARD = """
 import os, shutil, signal, sys
+if os.fork():  # not the owner's child: Ray kills a dying worker's children, which would skip the clean-up
+    os._exit(0)
 sys.stdin.buffer.read()
 needle = ("CUA_SANDBOX_ID=" + sys.argv[1]).encode()
 for _ in range(3):
