@@ -65,11 +65,11 @@ class Explorer(Navigator):
     """Depth-first explorer over one env; writes the graph and the library as it goes."""
 
     def __init__(self, env: Any, library: SkillLibrary, graph: UIGraph, profile: Profile, budget: Budget,
-                 app: str, verify_runs: int = 2, on_progress: Callable[[Stats], None] | None = None,
+                 app: str, verify_runs: int = 1, on_progress: Callable[[Stats], None] | None = None,
                  only: str | None = None, screens: str | Path | None = None, pool: Any = None) -> None:
         self.lib, self.graph, self.profile, self.budget = library, graph, profile, budget
         self.env = CountingEnv(env, self)
-        self.app, self.verify_runs, self.on_progress = app, max(2, verify_runs), on_progress
+        self.app, self.verify_runs, self.on_progress = app, max(1, verify_runs), on_progress
         self.stats = Stats()
         self.pool = pool  # skills.workers.WorkerPool when several explorers share the graph
         self.screens = Path(screens) if screens else None  # a PNG per new state, when given
@@ -360,7 +360,7 @@ class Explorer(Navigator):
 
     # -- verification ---------------------------------------------------------------------------
     def verify(self, name: str) -> bool:
-        """Replay a skill `verify_runs` times from the start state (see skills.verify)."""
+        """Replay a skill `verify_runs` times from a fresh start, then its negative control (skills.verify)."""
         status = verify_skill(self, name)
         if status == "verified":
             self.stats.verified += 1

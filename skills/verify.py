@@ -1,9 +1,9 @@
 """Verification of explored skills: the effect must be seen, twice, and doing nothing must not pass.
 
 A skill is "verified" only when (1) its postcondition names at least one typed effect (skills.effects;
-"the menu's items are gone" is none), (2) the effect holds on every one of >= 2 replays, each from a
-provably fresh start state, and (3) the negative control fails: the same run with its final action
-moved to a neutral spot (a click on nothing in the front window) must NOT satisfy the postcondition,
+"the menu's items are gone" is none), (2) the effect, first seen when the control was explored, holds
+again on every one of `verify_runs` (default 1) replays, each from a provably fresh start state, and
+(3) the negative control fails: the same run with its final action moved to a neutral spot (a click on nothing in the front window) must NOT satisfy the postcondition,
 the spot is found on the screen just before the final action, when the skill was explored.
 A skill whose only effects are those of the path leading to it is "unverified" too. A skill that fails (1) or (3) is "unverified";
 one whose replay fails is "failed". Every replay, control and reset counts against the budget
@@ -78,12 +78,12 @@ def _precheck(ex: Any, name: str) -> Skill | None:
 
 
 def _replays(ex: Any, name: str, skill: Skill) -> tuple[bool, Skill]:
-    """`verify_runs` (>= 2) replays from a fresh start; (all held, the skill as stored). A replay failure
+    """`verify_runs` (>= 1) replays from a fresh start; (all held, the skill as stored). A replay failure
     caused only by elements seen changing on their own (a clock) repairs the postcondition once."""
     res, ok_all = None, False
     for attempt in range(2):
         ok_all = True
-        for _ in range(max(2, ex.verify_runs)):
+        for _ in range(max(1, ex.verify_runs)):
             ex.check_budget_time()
             res = _replay(ex, skill)
             if not res.ok:  # a second look tells a self-changing element from a real failure
@@ -111,7 +111,7 @@ def _replays(ex: Any, name: str, skill: Skill) -> tuple[bool, Skill]:
 
 
 def verify_skill(ex: Any, name: str) -> str:
-    """Replay a skill `verify_runs` (>= 2) times from the start state, then its negative control.
+    """Replay a skill `verify_runs` (>= 1) times from a fresh start, then its negative control.
 
     Returns the status stored: verified, failed or unverified.
     """
@@ -136,8 +136,8 @@ def _control_key(skill: Skill) -> str | None:
 
 
 def verify_batch(ex: Any, names: list[str]) -> dict[str, str]:
-    """Verify several skills by the same standard as verify_skill (every one replayed >= 2 times from
-    a fresh start; its postcondition must fail on the negative control), running the negative control
+    """Verify several skills by the same standard as verify_skill (every one replayed `verify_runs` times
+    from a fresh start; its postcondition must fail on the negative control), running the negative control
     once per group of skills that share it. Returns the status stored per name."""
     out: dict[str, str] = {}
     groups: dict[str, list[Skill]] = {}
