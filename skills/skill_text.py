@@ -73,9 +73,9 @@ def kind_of(skill: Any) -> str:
     effects = getattr(skill.postcondition, "effects", []) or []
     if any(e.kind == "window_opened" for e in effects) or dialog_title(skill):
         return "dialog"
-    if any(t in role for t in TOGGLE_ROLES) or any(e.kind == "state" and e.state in ("checked", "pressed")
-                                                   for e in effects):
-        return "toggle"
+    if any(e.kind == "state" and e.state in ("checked", "pressed") for e in effects) or (
+            any(t in role for t in TOGGLE_ROLES) and "toggle button" not in role):  # a key that never stays
+        return "toggle"  # down (a keypad's toggle button) is a button
     if "radio" in role or "page tab" in role:
         return "radio"
     if role in ("menu",) or any(e.kind == "menu_opened" for e in effects) or _opens_menu(skill):

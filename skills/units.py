@@ -87,10 +87,12 @@ def unit_skill(app: str, names: list[str], steps: list[dict[str, Any]], cand: An
     vol = {e.signature for e in effects if e.kind == "text"}  # their values are checked by the effect
     present = [s for s in present if s not in vol]
     absent = [s for s in absent if s not in vol]
-    text = describe(names, el, new, pre, app)
-    said = summary(effects)  # the effect in words lives in the postcondition (Condition.describe())
     toggle = next((e for e in effects if e.kind == "state" and e.state in ("checked", "pressed", "selected")
                    and e.signature == el.signature), None)
+    latches = toggle is not None or "toggle button" not in el.role.lower()  # galculator's keypad keys are
+    # toggle buttons that never stay down: pressed, not turned on or off
+    text = describe(names, el if latches else el.model_copy(update={"role": "push button"}), new, pre, app)
+    said = summary(effects)  # the effect in words lives in the postcondition (Condition.describe())
     rows = [SkillStep(action=s) for s in steps]
     if toggle is not None and rows:
         rows[-len(steps_for(cand))].unless = toggle.model_copy(update={"reveal": []})

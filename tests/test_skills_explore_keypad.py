@@ -38,6 +38,7 @@ def test_keypad_key_is_a_skill_verified_by_the_display(explored):
     [eff] = [e for e in seven.postcondition.effects if not e.inherited]
     assert eff.kind == "text" and eff.after == "7"
     assert seven.postcondition.describe() == "display changes from 0 to 7"
+    assert seven.description.startswith("Press the 7 button")  # a GTK toggle button that never stays down
     assert lib.get("8").postcondition.describe() == "display changes from 0 to 8"
     # '+' on a display showing 0 changes nothing visible: kept, but not verified
     plus = lib.get("+")

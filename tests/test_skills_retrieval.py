@@ -171,3 +171,20 @@ def test_a_part_another_control_names_is_not_explained_by_the_whole_requests_ski
     d = decide_request("open the find bar, then turn on match case", lib, False, bound=BOUND)
     assert d.kind == "skill" and d.calls[-1].skill.name == "Search › Find › Match case"
     other.close()
+
+
+def test_a_toggle_button_that_never_stays_down_is_a_button():
+    """galculator's keypad keys are GTK toggle buttons whose own state never changes: pressed, not turned
+    on or off. A check menu item (its state unreadable in mousepad) and a latching toggle stay toggles."""
+    from skills.effects import Effect
+
+    def skill(role: str, *effects: Effect) -> Skill:
+        return Skill(name=role, app="a", description="", when_to_use="", steps=[SkillStep(action={"kind": "click"})],
+                     extra={"role": role, "target": "t"}, postcondition={"effects": list(effects)})
+
+    display = Effect(kind="text", signature="d", name="display", before="0", after="7")
+    assert kind_of(skill("toggle button", display)) == "button"
+    assert kind_of(skill("toggle button", Effect(kind="state", signature="t", state="pressed", before=False,
+                                                 after=True))) == "toggle"
+    assert kind_of(skill("check menu item")) == "toggle"
+    assert kind_of(skill("check box", display)) == "toggle"
