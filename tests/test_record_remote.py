@@ -30,6 +30,7 @@ from cua.env.remote import RemoteEnv
 from cua.env.session_archive import unpack
 from tests.guest_fixtures import CUA, TOKEN, free_port, stop_process
 from tests.process_fixtures import read_until
+from tests.recorder_fixtures import xvfb
 from vm.guest.app import GuestConfig, create_app
 from vm.guest.recording import GuestRecorder
 from vm.guest.server import serve_in_thread, server_config
@@ -50,6 +51,19 @@ def bare_guest(tmp_path):
         yield f"http://127.0.0.1:{port}", tmp_path / "recs", cfg
 
 
+def _wait_healthy(guest: subprocess.Popen, url: str, log: Path) -> str:
+    deadline = time.monotonic() + 120
+    while True:
+        assert guest.poll() is None, log.read_text()[-2000:]
+        try:
+            if httpx.get(url + "/health", headers=AUTH, timeout=2, trust_env=False).status_code == 200:
+                return url
+        except httpx.HTTPError:
+            pass
+        assert time.monotonic() < deadline, log.read_text()[-2000:]
+        time.sleep(0.2)
+
+
 def test_remote_record_copies_a_normal_recording_back(tmp_path):
     data = tmp_path / "xdg-data"
     env = {**os.environ, "CUA_TOKEN": TOKEN, "XDG_DATA_HOME": str(data)}
@@ -61,16 +75,7 @@ def test_remote_record_copies_a_normal_recording_back(tmp_path):
     url, out = f"http://127.0.0.1:{port}", tmp_path / "demo"
     rec = None
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert guest.poll() is None, log.read_text()[-2000:]
-            try:
-                if httpx.get(url + "/health", headers=AUTH, timeout=2, trust_env=False).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, log.read_text()[-2000:]
-            time.sleep(0.2)
+        _wait_healthy(guest, url, log)
         assert "recordings=" + str(data / "cua" / "recordings") in "".join(log.read_text().split())  # rich wraps
         err = open(tmp_path / "record.err", "w")  # noqa: SIM115 - closed below, after the process ends
         rec = subprocess.Popen([CUA, "record", "--env", f"remote:{url}", "--out", str(out), "--task", "type hello",
@@ -115,8 +120,8 @@ def test_remote_record_copies_a_normal_recording_back(tmp_path):
     assert any(s["action"].get("kind") == "type" and s["action"].get("text") == "hello" for s in steps), steps
 
 
-def test_clear_errors_off_unreachable_unknown(tmp_path, bare_guest):
-    url, recs, cfg = bare_guest
+def test_clear_errors_unreachable_unknown(tmp_path, bare_guest):
+    url, _recs, _cfg = bare_guest
     runner, env = CliRunner(), {"CUA_TOKEN": TOKEN}
     r = runner.invoke(cli, ["record", "--env", f"remote:http://127.0.0.1:{free_port()}", "--out", str(tmp_path / "a")],
                       env=env)
@@ -130,9 +135,22 @@ def test_clear_errors_off_unreachable_unknown(tmp_path, bare_guest):
     for raw in ("..%2Fx", "%2e%2e", ".hidden"):  # the guest refuses them itself, too
         status = httpx.get(f"{url}/recording/{raw}/archive", headers=AUTH, timeout=10, trust_env=False).status_code
         assert status in (400, 404), (raw, status)
-    cfg.recorder = None  # as `cua serve --no-recordings` leaves it
-    r = runner.invoke(cli, ["record", "--env", f"remote:{url}", "--out", str(tmp_path / "c")], env=env)
-    assert r.exit_code == 1 and "--no-recordings" in r.output, r.output
+
+
+def test_no_recordings_turns_recording_off(tmp_path):
+    port = free_port()
+    with xvfb((640, 480)) as display, open(tmp_path / "guest.log", "wb") as log:
+        guest = subprocess.Popen([CUA, "serve", "--port", str(port), "--env", "desktop", "--no-recordings"],
+                                 env={**os.environ, "CUA_TOKEN": TOKEN, "DISPLAY": display}, stdout=log,
+                                 stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            url = _wait_healthy(guest, f"http://127.0.0.1:{port}", tmp_path / "guest.log")
+            r = CliRunner().invoke(cli, ["record", "--env", f"remote:{url}", "--out", str(tmp_path / "c")],
+                                   env={"CUA_TOKEN": TOKEN})
+        finally:
+            stop_process(guest)
+    assert r.exit_code == 1 and "recording is off" in r.output and "--no-recordings" in r.output, r.output
+    assert not (tmp_path / "c").exists()
 
 
 def test_the_guest_archive_leaves_links_out(tmp_path, bare_guest):
