@@ -171,6 +171,9 @@ class Episode:
             p.wait(timeout=5)
 
 
+REPLAY_TARGET_WAIT_S = 10.0  # how long a reference replay waits for its next target to appear
+
+
 def _replay(ep: Episode, out: Path) -> tuple[int, str | None, str | None]:
     """Scripted replay: the task's reference actions, or a recording dir for this task. Returns steps."""
     from cua.actions import parse_actions
@@ -183,9 +186,17 @@ def _replay(ep: Episode, out: Path) -> tuple[int, str | None, str | None]:
         actions = [a for item in task.reference.actions
                    for a in parse_actions(item.replace("{home}", home) if isinstance(item, str) else item)]
         for a in actions:
-            if getattr(a, "target", None) is not None or getattr(a, "to_target", None) is not None:
-                ep.env.observe()  # ground against the screen as it is now
-            r = ep.env.act(a)
+            targeted = getattr(a, "target", None) is not None or getattr(a, "to_target", None) is not None
+            deadline = time.monotonic() + REPLAY_TARGET_WAIT_S
+            while True:
+                if targeted:
+                    ep.env.observe()  # ground against the screen as it is now
+                r = ep.env.act(a)
+                # a target not there yet (a dialog still opening on a loaded VM): nothing ran, look again
+                if r.ok or not targeted or not (r.error or "").startswith("nothing on screen matches") \
+                        or time.monotonic() > deadline:
+                    break
+                time.sleep(0.5)
             if not r.ok:
                 return len(actions), "failure", r.error
         return len(actions), "done", None
