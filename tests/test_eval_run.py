@@ -4,6 +4,7 @@ workers and on a local Ray instance; a killed eval resumes; the report shows the
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -41,13 +42,23 @@ def test_scripted_replays_pass_and_wrong_ones_fail_with_two_workers(tmp_path):
     assert len(load_results(Path(cfg.out) / "results.jsonl")) == len(SUITE)
 
 
-def test_ray_runs_episodes_on_actors(tmp_path):
+def test_ray_runs_episodes_on_actors(tmp_path, monkeypatch):
+    monkeypatch.delenv("CUA_VM_MEMORY", raising=False)
     tasks = SUITE[:3]
     cfg = EvalConfig(replay="reference", out=str(tmp_path), env_options={"sources": "dom"})
     results = run_eval(tasks, cfg, workers=2, ray="local")
     import ray
 
-    ray.shutdown()
+    from cua.eval.ray_runner import run_on_ray
+
+    def actor_env(job: str, cfg_json: str) -> str:  # a local function: Ray ships it by value
+        return os.environ.get("CUA_VM_MEMORY", "unset")
+
+    try:  # each actor sets what it is given (--vm-memory's CUA_VM_MEMORY), though the driver has no such variable
+        seen = list(run_on_ray(["a", "b"], "{}", 2, "local", actor_env, lambda: None, {"CUA_VM_MEMORY": "768"}))
+    finally:
+        ray.shutdown()
+    assert seen == ["768", "768"] and "CUA_VM_MEMORY" not in os.environ
     assert sorted(r.task_id for r in results) == sorted(t.id for t in tasks)
     assert all(r.outcome == "success" for r in results), [r.error for r in results]
 
@@ -95,7 +106,6 @@ time.sleep(600)
 
 def test_pool_workers_end_when_the_eval_is_killed():
     # an orphaned worker would wait for work forever, holding its env (a VM's QEMU, a sandbox)
-    import os
     import signal
     import time
 
