@@ -21,6 +21,10 @@ EffectKind = Literal["text", "state", "window_opened", "window_closed", "title",
                      "disappeared", "menu_opened"]
 WINDOW_ROLES = ("dialog", "alert", "file chooser", "frame", "window", "color chooser", "font chooser")
 TOGGLE_STATES = ("checked", "selected", "expanded", "pressed")
+# What a click can show or hide as its effect: bars and panels, and controls (a keypad's group of keys
+# that "View › Buttons › Display Control" hides; the menu bar that "Show menu bar" hides).
+BAR_ROLES = ("tool bar", "panel", "info bar", "status bar", "page tab list", "menu bar")
+CONTROL_ROLES = ("page tab", "push button", "toggle button", "check box", "entry", "combo box", "list")
 MENU_ITEM_ROLES = ("menu item", "check menu item", "radio menu item", "tearoff menu item", "menuitem",
                    "menuitemcheckbox", "menuitemradio")
 HIDDEN = ("invisible", "hidden", "offscreen")
@@ -190,12 +194,12 @@ def diff_effects(old: Observation, new: Observation, volatile_slots: set[str] | 
                           name=parent.split(":", 1)[-1], members=sorted(e.signature for e in items)[:limit]))
     elif not any(x.kind == "window_opened" for x in out):
         for e in appeared:
-            if e.role.lower() in ("tool bar", "panel", "info bar", "status bar", "page tab list", "page tab",
-                                  "push button", "toggle button", "check box", "entry", "combo box", "list"):
+            if e.role.lower() in BAR_ROLES + CONTROL_ROLES:
                 out.append(Effect(kind="appeared", signature=e.signature, role=e.role.lower(), name=_words(e.name)))
+        closed = any(x.kind == "window_closed" for x in out)  # a closed dialog's controls go with it
         for s, e in o_vis.items():
-            if s not in n_vis and not is_menu_item(e) and e.role.lower() in (
-                    "tool bar", "panel", "info bar", "status bar", "page tab list"):
+            if s not in n_vis and s not in volatile_sigs and not is_menu_item(e) and (
+                    e.role.lower() in BAR_ROLES or (not closed and e.role.lower() in CONTROL_ROLES)):
                 out.append(Effect(kind="disappeared", signature=s, role=e.role.lower(), name=_words(e.name)))
     if not out:  # text that appeared (a result line, a status message), when nothing else changed
         slot_of = {id(e): s for s, e in n_slots.items()}

@@ -41,6 +41,21 @@ def test_toggle_dialog_title_and_menu_closing():
     assert opened[0].kind == "menu_opened" and opened[0].describe().startswith("opens the menu 'View'")
 
 
+def test_controls_a_click_hides_are_its_effect_but_a_closed_dialogs_are_not():
+    """galculator's View › Buttons › Display Control hides the keys <-, C and AC; View › Show menu bar hides
+    the menu bar. A dialog that closes takes its buttons with it: that is the window closing, once."""
+    keys = [el("toggle button", n, box=(10 + 60 * i, 10, 50, 20)) for i, n in enumerate(("<-", "C", "AC"))]
+    seven = el("toggle button", "7", box=(10, 100, 50, 20))
+    effs = diff_effects(obs(seven, *keys), obs(seven))
+    assert sorted(e.name for e in effs) == ["<-", "AC", "C"] and {e.kind for e in effs} == {"disappeared"}
+    assert all(e.check(obs(seven)) is None and e.check(obs(seven, *keys)) for e in effs)
+    bar = el("menu bar", "", path=WIN)
+    assert [e.kind for e in diff_effects(obs(seven, bar), obs(seven))] == ["disappeared"]
+    dlg = el("dialog", "About", path=["application:calc"])
+    ok = el("push button", "Close", path=["application:calc", "dialog:About"])
+    assert [e.kind for e in diff_effects(obs(seven, dlg, ok), obs(seven))] == ["window_closed"]
+
+
 def test_self_changing_text_is_not_an_effect():
     a, b = obs(el("label", "12:00:01")), obs(el("label", "12:00:02"))
     vol = volatile_slots_of(a, b)
