@@ -43,10 +43,13 @@ def record_on_guest(spec: str, out: Path, task: str, fps: float, duration: float
                     pause_hotkey: str, scrub: bool, mask_unknown: bool, live: bool) -> None:
     """The whole remote recording: start on the guest, wait for a stop, stop there, fetch into `out`."""
     from cua.env import EnvError, make_env
+    from cua.env.session_archive import check_new_folder
     from cua.liveview import live_or_not
 
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        fail(f"{out} already exists and is not an empty folder; pick a new --out")
+    try:
+        check_new_folder(out)  # before a VM boots for nothing
+    except EnvError as e:
+        fail(str(e))
     try:
         env = make_env(spec)  # a vm: boots here (minutes under TCG); a remote: is checked with /health
     except EnvError as e:

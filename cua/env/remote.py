@@ -298,13 +298,12 @@ class RemoteEnv(EnvBase):
         climb out with `..`, or are links are refused before anything is unpacked."""
         import tempfile
 
-        from cua.env.session_archive import unpack, valid_session
+        from cua.env.session_archive import check_new_folder, unpack, valid_session
 
         if not valid_session(session):
             raise EnvError(f"{session!r} is not a session name (e.g. rec-20260101-120000)")
         out = Path(out)
-        if out.exists() and (not out.is_dir() or any(out.iterdir())):
-            raise EnvError(f"{out} already exists and is not an empty folder; pick a new --out")
+        check_new_folder(out)  # before the download, not only before unpacking it
         out.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(prefix=f".{out.name}.", suffix=".tar", dir=out.parent) as tmp:  # 0600
             self._download(f"/recording/{session}/archive", tmp)

@@ -94,10 +94,15 @@ def _check_member(m: tarfile.TarInfo) -> None:
                        "nothing was unpacked")
 
 
-def unpack(archive: Path, out: Path) -> Path:
-    """Unpack a session tar into the new folder `out` (0700, files 0600); refuse unsafe members first."""
+def check_new_folder(out: Path) -> None:
+    """`out` may receive a recording: it does not exist yet, or is an empty folder."""
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise EnvError(f"{out} already exists and is not an empty folder; pick a new --out")
+
+
+def unpack(archive: Path, out: Path) -> Path:
+    """Unpack a session tar into the new folder `out` (0700, files 0600); refuse unsafe members first."""
+    check_new_folder(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.part-", dir=out.parent))  # 0700
     try:
