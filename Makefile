@@ -14,7 +14,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 
 # OSWorld's apps (issue 20): ~140 packages, ~370 MB to download, ~1.2 GB installed (apt-get install -s),
 # so not in APT_PACKAGES; tasks needing them report `needs-app APP` until `make osworld-apps` ran.
-OSWORLD_APT := libreoffice-calc libreoffice-writer libreoffice-impress gimp vlc thunderbird
+OSWORLD_APT := libreoffice-calc libreoffice-writer libreoffice-impress libreoffice-gtk3 gimp vlc thunderbird
 
 setup: apt venv
 

@@ -222,6 +222,27 @@ class A11yReader:
                             reply.get("app", ""), bool(reply.get("partial")), None, elapsed,
                             int(reply.get("visited", 0)))
 
+    def tree(self, max_nodes: int = 50000, timeout: float = 30.0) -> dict:
+        """The whole hierarchy, hidden nodes included: {"tree": [application nodes], "partial", "visited"}.
+
+        The walk OSWorld's VM server makes for its accessibility-tree getter; raises RuntimeError when
+        the helper cannot answer.
+        """
+        with self._lock:
+            for attempt in (1, 2):  # a helper that died since the last call is restarted once
+                try:
+                    self._ensure()
+                    reply = self._request({"op": "tree", "max_nodes": max_nodes, "timeout": timeout}, timeout + 5.0)
+                    break
+                except _HelperDied as e:
+                    if attempt == 2:
+                        raise RuntimeError(f"the AT-SPI helper died: {e}") from None
+        if reply is None:
+            raise RuntimeError(f"the AT-SPI tree walk gave no answer within {timeout + 5:.0f}s (helper restarted)")
+        if "error" in reply:
+            raise RuntimeError(f"the AT-SPI tree walk failed: {reply['error']}")
+        return reply
+
     def element_at(self, x: float, y: float, snapshot: A11ySnapshot | None = None) -> UIElement | None:
         """The innermost accessible element under screen point (x, y), or None."""
         snap = snapshot or self.snapshot()

@@ -7,6 +7,11 @@ Protocol: one JSON request per stdin line, one JSON reply per stdout line.
       -> {"nodes": [...], "window_title": str, "app": str, "partial": bool, "visited": int}
 Each node: role, name, bbox [x, y, w, h], states [...], path ['role:name', ...], value, top (bool),
 depth. Only showing nodes are walked; the walk stops at max_nodes or the time budget (partial=true).
+  {"op": "tree", "max_nodes": N, "timeout": S}
+      -> {"tree": {"role", "name", "states", "attributes", "bbox", "text", "image", "selection", "value",
+                   "actions", "children"} per application, "partial": bool, "visited": int}
+The whole hierarchy, hidden nodes included, as OSWorld's VM server walks it (its accessibility-tree XML
+is built from this by cua/eval/osworld/a11y_xml.py).
 This file must stay importable by a plain system python3 (no venv packages).
 """
 
@@ -24,6 +29,11 @@ STATE_KEEP = {"active", "armed", "busy", "checked", "collapsed", "editable", "en
               "expanded", "focusable", "focused", "indeterminate", "modal", "multi-line", "pressed",
               "selectable", "selected", "sensitive", "showing", "visible", "checkable", "read-only",
               "has-popup", "single-line", "required", "invalid-entry", "visited"}
+
+
+TREE_MAX_DEPTH = 50  # OSWorld's server: MAX_DEPTH, MAX_WIDTH
+TREE_MAX_WIDTH = 1024
+CALC_SCAN = 500  # a Calc table's cells are walked by index, showing ones only, scanning this far for the first
 
 
 def _import_atspi():
@@ -149,6 +159,120 @@ class Walker:
         return {"nodes": nodes, "window_title": title or first_title, "app": app_name or first_app,
                 "partial": partial, "visited": visited}
 
+    # -- the whole tree, OSWorld's way ---------------------------------------------------------
+    def tree(self, max_nodes=50000, timeout=30.0):
+        self._deadline = time.monotonic() + timeout
+        self._budget = max_nodes
+        self._partial = False
+        self._visited = 0
+        desktop = self.Atspi.get_desktop(0)
+        apps = []
+        for i in range(desktop.get_child_count()):
+            app = desktop.get_child_at_index(i)
+            if app is not None:
+                node = self._tree_node(app, 1, None)
+                if node is not None:
+                    apps.append(node)
+        return {"tree": apps, "partial": self._partial, "visited": self._visited}
+
+    def _tree_node(self, node, depth, flag):
+        if self._visited >= self._budget or time.monotonic() > self._deadline:
+            self._partial = True
+            return None
+        self._visited += 1
+        A = self.Atspi
+        try:
+            role = (node.get_role_name() or "").strip()
+            out = {"role": role, "name": node.get_name() or ""}
+        except Exception:  # noqa: BLE001 - the node died during the walk
+            return None
+        states = []
+        with contextlib.suppress(Exception):
+            for st in node.get_state_set().get_states():
+                states.append(st.value_name.removeprefix("ATSPI_STATE_").lower())
+        out["states"] = states
+        with contextlib.suppress(Exception):
+            out["attributes"] = {str(k): str(v) for k, v in (node.get_attributes() or {}).items()}
+        try:
+            ifaces = set(node.get_interfaces())
+        except Exception:  # noqa: BLE001
+            ifaces = set()
+        if "visible" in states and "showing" in states and "Component" in ifaces:
+            out["bbox"] = self.bbox(node)
+        if "Text" in ifaces:
+            with contextlib.suppress(Exception):
+                n = A.Text.get_character_count(node)
+                out["text"] = A.Text.get_text(node, 0, n).replace("\ufffc", "").replace("\ufffd", "")
+        out["image"] = "Image" in ifaces
+        out["selection"] = "Selection" in ifaces
+        if "Value" in ifaces:
+            value = {}
+            for key, get in (("value", A.Value.get_current_value), ("min", A.Value.get_minimum_value),
+                             ("max", A.Value.get_maximum_value), ("step", A.Value.get_minimum_increment)):
+                with contextlib.suppress(Exception):
+                    value[key] = str(float(get(node)))
+            out["value"] = value
+        if "Action" in ifaces:
+            actions = []
+            with contextlib.suppress(Exception):
+                for i in range(A.Action.get_n_actions(node)):
+                    actions.append([A.Action.get_action_name(node, i) or "", A.Action.get_action_description(node, i) or "",
+                                    A.Action.get_key_binding(node, i) or ""])
+            out["actions"] = actions
+        if not flag:
+            if role == "document spreadsheet":
+                flag = "calc"
+            elif role == "application" and out["name"] == "Thunderbird":
+                flag = "thunderbird"
+        children = []
+        out["children"] = children
+        if depth >= TREE_MAX_DEPTH:
+            return out
+        if flag == "calc" and role == "table":
+            children.extend(self._calc_cells(node, depth, flag))
+            return out
+        try:
+            n = node.get_child_count()
+        except Exception:  # noqa: BLE001
+            return out
+        for i in range(min(n, TREE_MAX_WIDTH)):
+            with contextlib.suppress(Exception):
+                child = node.get_child_at_index(i)
+                if child is not None:
+                    c = self._tree_node(child, depth + 1, flag)
+                    if c is not None:
+                        children.append(c)
+        return out
+
+    def _calc_cells(self, table, depth, flag):
+        """A spreadsheet's showing cells only (a sheet has millions), row by row from the first showing one."""
+        try:
+            ncols = self.Atspi.Table.get_n_columns(table)
+            nrows = self.Atspi.Table.get_n_rows(table)
+        except Exception:  # noqa: BLE001
+            return []
+        cells, col0 = [], None
+        for r in range(nrows):
+            found_in_row = False
+            for c in range(col0 or 0, ncols):
+                try:
+                    cell = table.get_child_at_index(r * ncols + c)
+                    showing = cell is not None and cell.get_state_set().contains(self.Atspi.StateType.SHOWING)
+                except Exception:  # noqa: BLE001
+                    showing = False
+                if showing:
+                    node = self._tree_node(cell, depth + 1, flag)
+                    if node is not None:
+                        cells.append(node)
+                    if col0 is None:
+                        col0 = c
+                    found_in_row = True
+                elif col0 is not None or c >= CALC_SCAN:
+                    break
+            if (col0 is not None and not found_in_row) or (col0 is None and r >= CALC_SCAN) or self._partial:
+                break
+        return cells
+
 
 def main():
     walker = None
@@ -166,6 +290,8 @@ def main():
             elif op == "snapshot":
                 out = walker.snapshot(int(req.get("max_nodes", 3000)), float(req.get("timeout", 2.0)),
                                       tuple(req.get("screen", (1280, 800))))
+            elif op == "tree":
+                out = walker.tree(int(req.get("max_nodes", 50000)), float(req.get("timeout", 30.0)))
             else:
                 out = {"error": f"unknown op {op!r}"}
         except Exception as e:  # noqa: BLE001 - every failure becomes a reply, never a crash

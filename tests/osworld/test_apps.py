@@ -10,16 +10,16 @@ compares the file LibreOffice saved with the expected one from the asset cache.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from cua.eval.osworld.assets import asset_name
+from cua.eval.osworld.check import installed
 from cua.eval.runner import EvalConfig, close_worker_envs, run_eval
 from cua.eval.task import Reference, task_from_dict
 
-pytestmark = pytest.mark.skipif(not shutil.which("libreoffice"), reason="needs-app libreoffice (make osworld-apps)")
+pytestmark = pytest.mark.skipif(not installed("libreoffice"), reason="needs-app libreoffice (make osworld-apps)")
 
 SAVE = ("import pyautogui; import time; pyautogui.hotkey('ctrl', 's'); time.sleep(0.5); pyautogui.press('enter');")
 
@@ -74,3 +74,21 @@ def test_calc_task_saved_by_postconfig_is_scored_by_compare_table(tmp_path):
     assert (idle_r.outcome, idle_r.score, idle_r.error) == ("failure", 0.0, None), idle_r
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert [r["domain"] for r in rows] == ["libreoffice_calc", "libreoffice_calc"]
+
+
+def test_impress_slide_pane_task_is_scored_on_the_whole_accessibility_tree(tmp_path):
+    """OSWorld's own task ef9d12bd: its set-up closes Impress's slide pane; `check_left_panel` looks for the
+    tree's `document-frame` named "Slides View". Doing nothing scores 0; the View menu's Slide Pane scores 1."""
+    path = Path(__file__).resolve().parents[2] / "tasks/osworld/examples/libreoffice_impress" \
+        / "ef9d12bd-bcee-4ba0-a40e-918400f43ddf.json"
+    idle = task_from_dict(json.loads(path.read_text()), str(path))
+    reopened = idle.model_copy(update={"id": "reopened", "reference": Reference(actions=[
+        'key("F10")', 'key("Right")', 'key("Right")', *['key("Down")'] * 11, 'key("Return")', 'wait(2)'])})
+    out = tmp_path / "out"
+    try:
+        idle_r = run_eval([idle], EvalConfig(out=str(out), max_steps=0))[0]
+        done_r = run_eval([reopened], EvalConfig(out=str(out), replay="reference"))[0]
+    finally:
+        close_worker_envs()
+    assert (idle_r.score, idle_r.error, idle_r.details) == (0.0, None, ["check_left_panel = 0"]), idle_r
+    assert (done_r.score, done_r.error, done_r.details) == (1.0, None, ["check_left_panel = 1"]), done_r

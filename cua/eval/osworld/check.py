@@ -141,11 +141,16 @@ def _root(task: OSWorldTask) -> str | None:
     return None
 
 
+LIBREOFFICE_GTK3 = "/usr/lib/libreoffice/program/libvclplug_gtk3lo.so"
+
+
 def installed(app: str) -> str | None:
     """Where APP is; systemd counts when it booted this system."""
     if app == "systemd":
         return "/run/systemd/system" if Path("/run/systemd/system").is_dir() else None
     if app == "vlc" and os.geteuid() == 0:  # "VLC is not supposed to be run as root. Sorry."
+        return None
+    if app == "libreoffice" and not Path(LIBREOFFICE_GTK3).is_file():
         return None
     return shutil.which(app)
 
@@ -153,6 +158,9 @@ def installed(app: str) -> str | None:
 def _why_missing(app: str) -> str:
     if app == "vlc" and os.geteuid() == 0 and shutil.which("vlc"):
         return "needs VLC run as a non-root user (VLC refuses to run as root)"
+    if app == "libreoffice" and shutil.which("libreoffice"):
+        return ("needs LibreOffice's GTK 3 look, as on OSWorld's VM (apt-get install libreoffice-gtk3, or "
+                "make osworld-apps): its own X11 look has no accessibility tree and other menus")
     if app in ("gnome-shell", "systemd", "totem"):  # parts of OSWorld's Ubuntu VM, not programs to install
         return f"needs {APP_NAME[app]}"
     return f"needs {APP_NAME.get(app, app)} (not on PATH)"

@@ -18,7 +18,7 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 from cua.eval.osworld import assets, chrome
-from cua.eval.osworld.a11y_xml import tree_xml
+from cua.eval.osworld.a11y_xml import NS, osworld_xml, tree_xml
 from cua.eval.osworld.errors import Skip
 from cua.eval.osworld.relative_time import rule_relative_time
 from cua.eval.osworld.runtime import Runtime
@@ -121,6 +121,15 @@ def vm_command_error(rt: Runtime, config: dict) -> Any:
 @getter("vm_terminal_output")
 def vm_terminal_output(rt: Runtime, config: dict) -> Any:
     """The text of the terminal on screen, read from the accessibility tree (as OSWorld's server does)."""
+    xml = _full_tree(rt)
+    if xml is not None:  # the server's query: the focused terminal of gnome-terminal's active window
+        from xml.etree import ElementTree as ET
+
+        st = f"{{{NS['st']}}}"
+        found = [t for app in ET.fromstring(xml).iter("application") if app.get("name") == "gnome-terminal-server"
+                 for frame in app.findall("frame") if frame.get(st + "active") == "true"
+                 for t in frame.iter("terminal") if t.get(st + "focused") == "true"]
+        return found[0].text.rstrip() if len(found) == 1 and found[0].text is not None else None
     obs = rt.env.observe()
     texts = [e.value or e.name for e in obs.elements if e.source == "a11y" and e.role.lower() == "terminal"]
     return texts[0] if texts else None
@@ -164,9 +173,17 @@ def vm_wallpaper(rt: Runtime, config: dict) -> Any:
     return str(dest)
 
 
+def _full_tree(rt: Runtime) -> str | None:
+    """OSWorld's whole-hierarchy XML when the env reads AT-SPI here (a sandbox or this desktop), else None."""
+    reader = getattr(rt.env, "reader", None)
+    if reader is None:
+        return None
+    return osworld_xml(reader().tree())
+
+
 @getter("accessibility_tree")
 def accessibility_tree(rt: Runtime, *args: Any) -> Any:
-    return tree_xml(rt.env.observe())
+    return _full_tree(rt) or tree_xml(rt.env.observe())
 
 
 @getter("vlc_playing_info")

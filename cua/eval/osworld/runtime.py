@@ -112,7 +112,9 @@ class Runtime:
         self._bin = self.work / "bin"
         self._write_shims()
         base = dict(self.sandbox.env)
-        self.proc_env = {**base, "PATH": f"{self._bin}:{base.get('PATH', os.defpath)}", "USER": "user"}
+        # LibreOffice draws with GTK 3 as on OSWorld's GNOME VM (its own X11 look has no accessibility tree)
+        self.proc_env = {**base, "PATH": f"{self._bin}:{base.get('PATH', os.defpath)}", "USER": "user",
+                         "SAL_USE_VCLPLUGIN": "gtk3"}
         self.bus = base.get("DBUS_SESSION_BUS_ADDRESS", "")
         self._seed_profiles()
 
