@@ -34,9 +34,10 @@ def test_train_export_evaluate(dataset, tmp_path):
     from cua.perception.detect_train import main
 
     out = tmp_path / "model"
-    assert main(["--train-only", "--data", str(dataset), "--out", str(out), "--epochs", "2", "--batch", "2"]) == 0
+    assert main(["--train-only", "--data", str(dataset), "--out", str(out), "--steps", "2", "--batch", "2"]) == 0
     meta = json.loads((out / "detector.json").read_text())
     assert meta["training"]["steps"] == 2 and meta["training"]["train_screens"] == 2
+    assert meta["training"]["stopped_by"] == "steps" and meta["reproduce"]["schedule"]["steps"] == 2
     assert meta["onnx_max_abs_diff"] < 1e-3  # onnxruntime agrees with torch
     assert meta["dataset"] == {"train": 2, "val": 2}
     assert set(meta["validation"]) >= {"onnx", "cv_fallback"} and "miniwob" in meta["validation"]["cv_fallback"]
@@ -48,4 +49,23 @@ def test_bad_data_dir_names_the_fix(tmp_path):
     from cua.perception.detect_train import main
 
     with pytest.raises(FileNotFoundError, match="--collect-only"):
-        main(["--train-only", "--data", str(tmp_path / "empty"), "--out", str(tmp_path / "m"), "--epochs", "1"])
+        main(["--train-only", "--data", str(tmp_path / "empty"), "--out", str(tmp_path / "m"), "--steps", "1"])
+
+
+def test_training_is_reproducible(dataset, tmp_path):
+    """The schedule follows steps, not the clock: the same data, seed and steps give the same weights."""
+    import torch
+
+    from cua.perception.detect_train import train
+
+    runs = []
+    for name in ("a", "b"):
+        ckpt = tmp_path / f"{name}.pt"
+        info = train(dataset, ckpt, steps=3, batch=2, seed=0)
+        assert info["steps"] == 3 and info["stopped_by"] == "steps"
+        runs.append(torch.load(ckpt, map_location="cpu")["model"])
+    assert all(torch.equal(runs[0][k], runs[1][k]) for k in runs[0])
+    other = tmp_path / "c.pt"
+    train(dataset, other, steps=3, batch=2, seed=1)
+    changed = torch.load(other, map_location="cpu")["model"]
+    assert not all(torch.equal(runs[0][k], changed[k]) for k in runs[0])  # the comparison can fail

@@ -117,11 +117,20 @@ def record(meta_path: Path, result: dict[str, Any]) -> dict[str, Any]:
     return meta["heldout_check"]
 
 
-def shortfalls(result: dict[str, Any], recorded: dict[str, Any]) -> list[str]:
-    """Sources whose F1 fell below the recorded figure minus the tolerance (empty: reproduced)."""
+def shortfalls(result: dict[str, Any], recorded: dict[str, Any], both_ways: bool = False) -> list[str]:
+    """Sources whose F1 fell below the recorded figure minus the tolerance (empty: reproduced).
+
+    `both_ways` also counts a figure above it plus the tolerance: a retraining that should reproduce a model
+    and scores far better did not reproduce it either.
+    """
     tol = recorded.get("tolerance", TOLERANCE)
-    return [f"{src}: F1 {result[src]['f1']:.3f} < recorded {f1:.3f} - {tol}"
-            for src, f1 in recorded["f1"].items() if src in result and result[src]["f1"] < f1 - tol]
+    bad = []
+    for src, f1 in recorded["f1"].items():
+        if src in result and result[src]["f1"] < f1 - tol:
+            bad.append(f"{src}: F1 {result[src]['f1']:.3f} < recorded {f1:.3f} - {tol}")
+        elif both_ways and src in result and result[src]["f1"] > f1 + tol:
+            bad.append(f"{src}: F1 {result[src]['f1']:.3f} > recorded {f1:.3f} + {tol}")
+    return bad
 
 
 def main(argv: list[str] | None = None) -> int:

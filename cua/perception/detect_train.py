@@ -31,6 +31,10 @@ from cua.perception.detect_collect import collect_miniwob, collect_mousepad, loa
 log = logging.getLogger("cua.detect_train")
 DEFAULT_DATA = Path("build/detector-data")
 CROP = (256, 192)  # training crops (w, h) cut from the letterboxed 640x400 screen
+STEPS = 1600  # the schedule `make train-detector` runs: steps x crops per step, seed 0
+BATCH = 8
+WARMUP = 50
+TORCH_THREADS = 2  # fixed, so float reductions run in the same order on every machine
 
 
 def build_model(num_classes: int = len(CLASSES)):
@@ -76,6 +80,12 @@ def build_model(num_classes: int = len(CLASSES)):
             return torch.cat([torch.sigmoid(y[:, :c]), y[:, c:c + 2], torch.sigmoid(y[:, c + 2:])], 1)
 
     return Net(), Export
+
+
+def _torch_version() -> str:
+    import torch
+
+    return torch.__version__
 
 
 def load_split(data: Path, split: str, limit: int | None = None) -> list[tuple[np.ndarray, np.ndarray, str]]:
@@ -185,38 +195,38 @@ def loss_fn(out, heat, reg, mask, nc: int):
     return focal + size_l + off_l, parts
 
 
-def train(data: Path, ckpt: Path, minutes: float, epochs: int | None, batch: int = 12, seed: int = 0,
-          init: Path | None = None, lr: float = 3e-3) -> dict:
-    """Train until `minutes` (or `epochs` passes over the train set) run out; checkpoints to `ckpt`.
+def train(data: Path, ckpt: Path, steps: int, batch: int = 8, seed: int = 0, init: Path | None = None,
+          lr: float = 3e-3, minutes: float | None = None) -> dict:
+    """Train for `steps` optimiser steps (seeded: the same data and steps give the same weights); checkpoints to `ckpt`.
 
-    `init` starts from an earlier checkpoint (fine-tuning on new screens, or continuing a run).
+    The schedule depends on the step count only, never on the clock, so a run is reproducible on any machine.
+    `minutes` is an optional safety cap: a run it cuts short says so (`stopped_by: time`) and reproduces nothing.
+    `init` starts from an earlier checkpoint (fine-tuning on new screens).
     """
     import torch
     from rich.progress import Progress
 
-    torch.set_num_threads(2)
+    torch.set_num_threads(TORCH_THREADS)
     torch.manual_seed(seed)
     rng = random.Random(seed)
     items = load_split(data, "train")
     if not items:
-        raise SystemExit(f"no training screens in {data}/labels.jsonl; run with --collect-only first")
+        raise FileNotFoundError(f"no training screens in {data}/labels.jsonl; run with --collect-only first")
     nc = len(CLASSES)
     net, _ = build_model(nc)
     if init:
         net.load_state_dict(torch.load(init, map_location="cpu")["model"])
     opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
-    steps_per_epoch = max(1, len(items) // batch)
-    max_steps = epochs * steps_per_epoch if epochs else 10**9
-    deadline = time.monotonic() + minutes * 60
+    deadline = time.monotonic() + minutes * 60 if minutes else math.inf
     t0 = time.monotonic()
     step, hist, saved = 0, [], t0
     net.train()
     with Progress() as prog:
-        task = prog.add_task("training detector", total=minutes * 60 if not epochs else max_steps)
-        while step < max_steps and time.monotonic() < deadline:
-            frac = min(1.0, max((time.monotonic() - t0) / (minutes * 60), step / max_steps))
-            for g in opt.param_groups:  # warm-up then cosine decay over the time/step budget
-                g["lr"] = lr * min(1.0, (step + 1) / 50) * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * frac)))
+        task = prog.add_task("training detector", total=steps)
+        while step < steps and time.monotonic() < deadline:
+            frac = step / steps
+            for g in opt.param_groups:  # warm-up then cosine decay over the step budget
+                g["lr"] = lr * min(1.0, (step + 1) / WARMUP) * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * frac)))
             imgs, heat, reg, mask = sample_batch(items, batch, rng, nc)
             loss, parts = loss_fn(net(imgs), heat, reg, mask, nc)
             opt.zero_grad()
@@ -224,15 +234,16 @@ def train(data: Path, ckpt: Path, minutes: float, epochs: int | None, batch: int
             opt.step()
             step += 1
             hist.append(loss.item())
-            prog.update(task, completed=(time.monotonic() - t0) if not epochs else step,
-                        description=f"training detector step {step} loss {np.mean(hist[-20:]):.3f}")
+            prog.update(task, completed=step, description=f"training detector step {step} loss {np.mean(hist[-20:]):.3f}")
             if time.monotonic() - saved > 60:
                 saved = time.monotonic()
                 log.info("step %d, %.0f s, loss %.3f %s", step, saved - t0, np.mean(hist[-20:]), parts)
                 torch.save({"model": net.state_dict(), "step": step}, ckpt)
     torch.save({"model": net.state_dict(), "step": step}, ckpt)
-    return {"steps": step, "batch": batch, "init": str(init) if init else None, "train_seconds": round(time.monotonic() - t0, 1),
-            "train_screens": len(items), "final_loss": round(float(np.mean(hist[-50:])), 4)}
+    return {"steps": step, "planned_steps": steps, "stopped_by": "steps" if step >= steps else "time",
+            "batch": batch, "seed": seed, "init": str(init) if init else None,
+            "train_seconds": round(time.monotonic() - t0, 1), "train_screens": len(items),
+            "final_loss": round(float(np.mean(hist[-50:])), 4)}
 
 
 def recalibrate_bn(net, data: Path, screens: int = 64) -> None:
@@ -266,7 +277,7 @@ def export(ckpt: Path, onnx_path: Path, data: Path | None = None) -> float:
     import onnxruntime as ort
     import torch
 
-    torch.set_num_threads(2)
+    torch.set_num_threads(TORCH_THREADS)
     net, Export = build_model(len(CLASSES))
     net.load_state_dict(torch.load(ckpt, map_location="cpu")["model"])
     if data is not None:
@@ -321,19 +332,21 @@ def main(argv: list[str] | None = None) -> int:
                     help="where detector.onnx / detector.json go (default: the shipped cua/perception/models; "
                          "build/detector-quick with --quick, so a smoke run never replaces the shipped model)")
     ap.add_argument("--seeds", type=int, default=10, help="variants per MiniWoB++ task")
-    ap.add_argument("--minutes", type=float, default=15.0, help="training time budget")
-    ap.add_argument("--epochs", type=int, default=None, help="stop after this many passes instead")
+    ap.add_argument("--steps", type=int, default=STEPS, help=f"optimiser steps (default {STEPS}); the schedule "
+                    "follows steps, not the clock, so a run reproduces")
+    ap.add_argument("--minutes", type=float, default=None, help="optional time cap; a capped run reproduces nothing")
     ap.add_argument("--lr", type=float, default=3e-3, help="peak learning rate (lower it when fine-tuning)")
-    ap.add_argument("--batch", type=int, default=12, help="crops per step")
+    ap.add_argument("--batch", type=int, default=BATCH, help=f"crops per step (default {BATCH})")
+    ap.add_argument("--seed", type=int, default=0, help="seed for crops, jitter and initial weights")
     ap.add_argument("--init", type=Path, default=None, help="start from this checkpoint (.pt)")
     ap.add_argument("--no-mousepad", action="store_true", help="skip the sandbox mousepad screens")
-    ap.add_argument("--quick", action="store_true", help="small smoke run: 8 tasks x 2 seeds, 1 minute")
+    ap.add_argument("--quick", action="store_true", help="small smoke run: 8 tasks x 2 seeds, 40 steps")
     ap.add_argument("--check", action="store_true", help="run the held-out check (always done for the shipped "
                     "model) and compare with the figure the replaced model recorded")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     if args.quick:
-        args.seeds, args.minutes = 2, min(args.minutes, 1.0)
+        args.seeds, args.steps = 2, min(args.steps, 40)
     if args.out is None:
         args.out = Path("build/detector-quick") if args.quick else MODELS_DIR
     if not (args.train_only or args.eval_only or args.export_only):
@@ -356,22 +369,25 @@ def main(argv: list[str] | None = None) -> int:
     onnx_path = args.out / "detector.onnx"
     meta_path = args.out / "detector.json"
     meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
-    shipped_check = meta.get("heldout_check")  # the figure a retrained model must reproduce
+    shipped_meta = MODELS_DIR / "detector.json"  # the figure a retrained model must reproduce, read before any overwrite
+    shipped_check = json.loads(shipped_meta.read_text()).get("heldout_check") if shipped_meta.is_file() else None
     if not args.eval_only:
         args.out.mkdir(parents=True, exist_ok=True)
         ckpt = args.data / "detector.pt"
         if not args.export_only:
-            meta["training"] = train(args.data, ckpt, args.minutes, args.epochs, batch=args.batch, init=args.init,
-                                     lr=args.lr)
+            meta["training"] = train(args.data, ckpt, args.steps, batch=args.batch, seed=args.seed, init=args.init,
+                                     lr=args.lr, minutes=args.minutes)
+            meta.pop("training_history", None)
             meta["reproduce"] = {
-                "command": "make train-detector", "seed": 0, "data": {
+                "command": "make train-detector", "seed": args.seed, "data": {
                     "miniwob_seeds_per_task": args.seeds, "layout_rng": "random.Random(f'0:{task}:{seed}')",
                     "mousepad": not args.no_mousepad, "val_tasks": "detect_collect.VAL_TASKS",
                     "val_mousepad_windows": "detect_collect.VAL_PREFIXES (scored inside the window only)"},
-                "schedule": {"optimizer": "AdamW wd 1e-4", "lr": args.lr, "warmup_steps": 50,
-                             "decay": "cosine to 5% over the time (or epoch) budget", "batch": args.batch,
-                             "minutes": args.minutes, "epochs": args.epochs, "steps": meta["training"]["steps"]},
-                "time_s": meta["training"]["train_seconds"], "torch_threads": 2}
+                "schedule": {"optimizer": "AdamW wd 1e-4", "lr": args.lr, "warmup_steps": WARMUP,
+                             "decay": "cosine to 5% over the steps", "batch": args.batch, "steps": args.steps,
+                             "init": str(args.init) if args.init else None},
+                "time_s": meta["training"]["train_seconds"], "torch_threads": TORCH_THREADS,
+                "torch": _torch_version()}
         meta["onnx_max_abs_diff"] = export(ckpt, onnx_path, args.data)
         log.info("exported %s (%.1f MB), max |onnx - torch| = %.2e", onnx_path,
                  onnx_path.stat().st_size / 1e6, meta["onnx_max_abs_diff"])
@@ -397,12 +413,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick or args.eval_only or (args.out.resolve() != MODELS_DIR.resolve() and not args.check):
         return 0
     check = record(meta_path, measure(onnx_det, mousepad=not args.no_mousepad))
-    if shipped_check:
-        bad = shortfalls(check["detail"], shipped_check)
-        log.info("held-out check vs the model it replaces: %s", "reproduced within tolerance" if not bad
-                 else "NOT reproduced: " + "; ".join(bad))
-        return 1 if bad else 0
-    return 0
+    if not shipped_check:
+        return 0
+    bad = shortfalls(check["detail"], shipped_check, both_ways=True)
+    meta = json.loads(meta_path.read_text())
+    meta["reproduction"] = {"of": shipped_check["f1"], "got": check["f1"], "tolerance": shipped_check["tolerance"],
+                            "reproduced": not bad, "problems": bad}
+    meta_path.write_text(json.dumps(meta, indent=1))
+    log.info("held-out F1 %s against the shipped model's %s: %s", check["f1"], shipped_check["f1"],
+             "reproduced within ±%s" % shipped_check["tolerance"] if not bad else "NOT reproduced: " + "; ".join(bad))
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":
