@@ -42,8 +42,11 @@ def register(app: typer.Typer) -> None:
         = "desktop",
         root: Annotated[Path | None, typer.Option(help="Directory served by /files (none: no file access).")]
         = None,
-        allow_exec: Annotated[bool, typer.Option("--allow-exec", help="Enable /exec (argument lists, timeout).")]
+        allow_exec: Annotated[bool, typer.Option("--allow-exec", help="Enable /exec (argument lists, timeout) "
+                                                 "and the /osworld routes (OSWorld tasks' set-up runs commands).")]
         = False,
+        osworld_assets: Annotated[Path | None, typer.Option(help="Where the host's OSWorld assets are stored "
+                                                            "(default ~/.cache/cua/osworld-assets).")] = None,
         token_file: Annotated[Path | None, typer.Option(help="Token file (default ~/.config/cua/token; created "
                                                         "0600 if absent). $CUA_TOKEN wins over it.")] = None,
         sources: Annotated[str, typer.Option(help="Perception sources for the environment.")] = "auto",
@@ -106,7 +109,7 @@ def register(app: typer.Typer) -> None:
             recorder = make_recorder(recordings)
         try:
             cfg = GuestConfig(token=token, env_factory=lambda: make_env(env, **options), env_spec=env,
-                              root=root, allow_exec=allow_exec, recorder=recorder)
+                              root=root, allow_exec=allow_exec, recorder=recorder, osworld_assets=osworld_assets)
             application = create_app(cfg)
             application.state.guest.env()  # start the environment now: fail loudly, not on first request
         except (EnvError, FileAccessError) as e:

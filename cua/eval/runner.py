@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 from cua.env.qemu import die_with_parent
 from cua.eval.ray_runner import run_on_ray
 from cua.eval.checkers import CheckContext, CheckerError, evaluate
-from cua.eval.osworld.episode import OSWorldEpisode, write_result_txt
+from cua.eval.osworld.episode import osworld_episode, write_result_txt
 from cua.eval.osworld.errors import Skip
 from cua.eval.task import SetupStep, Task
 
@@ -93,7 +93,8 @@ class Episode:
         self.ctx = CheckContext(env=env, home=env_home(env), proc_env=env_process_vars(env))
         self.launched: list[subprocess.Popen] = []
         self.instruction = task.instruction
-        self.osworld = OSWorldEpisode(task.osworld, env, cfg.assets, cfg.online, cfg.strict_metrics) if task.osworld else None
+        self.osworld = (osworld_episode(task.osworld, env, cfg.assets, cfg.online, cfg.strict_metrics)
+                        if task.osworld else None)
 
     def setup(self) -> None:
         if self.osworld is not None:

@@ -26,6 +26,7 @@ from vm.guest.connections import ConnectionGuard
 from vm.guest.exec import ExecError, ExecRequest, ExecResult, run_argv
 from vm.guest.files import FileAccessError, FileRoot
 from vm.guest.middleware import AuthMiddleware, BodyLimitMiddleware
+from vm.guest.osworld import add_osworld_routes
 from vm.guest.recording import SessionError
 from vm.guest.statuses import document_statuses
 from vm.guest.vnc import add_vnc_route
@@ -49,6 +50,7 @@ class GuestConfig:
     connection_options: dict[str, Any] = field(default_factory=dict)
     recorder: Any = None
     call_timeout: float = 300.0
+    osworld_assets: Path | None = None  # where PUT /osworld/assets stores files (default ~/.cache/cua/osworld-assets)
 
 
 class GuestState:
@@ -367,10 +369,12 @@ def create_app(cfg: GuestConfig) -> FastAPI:
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:  # never leak a traceback
         return JSONResponse({"detail": f"internal error: {type(exc).__name__}"}, status_code=500)
 
+    add_osworld_routes(app, lambda fn: _env_call(state, fn), cfg.allow_exec, cfg.osworld_assets)
     add_vnc_route(app, state.env)  # WebSocket /vnc: the live view of this desktop (behind the token too)
     document_statuses(app)
     guard = AuthGuard(cfg.token, **cfg.guard_options)
-    app.add_middleware(BodyLimitMiddleware, default=cfg.max_body, per_path={"/files": cfg.max_file})
+    app.add_middleware(BodyLimitMiddleware, default=cfg.max_body,
+                       per_path={"/files": cfg.max_file, "/osworld/assets/": cfg.max_file})
     connections = ConnectionGuard(**cfg.connection_options)
     app.add_middleware(AuthMiddleware, guard=guard, connections=connections)
     app.state.auth_guard = guard

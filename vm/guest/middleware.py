@@ -76,7 +76,9 @@ class BodyLimitMiddleware:
         self.app, self.default, self.per_path = app, default, per_path or {}
 
     def limit_for(self, path: str) -> int:
-        return next((n for p, n in self.per_path.items() if path == p), self.default)
+        """The limit of `path`: a key equal to it, or a key ending in "/" that it starts with."""
+        return next((n for p, n in self.per_path.items() if path == p or (p.endswith("/") and path.startswith(p))),
+                    self.default)
 
     async def __call__(self, scope: Scope, receive, send) -> None:
         if scope["type"] != "http":

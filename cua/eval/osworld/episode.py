@@ -10,9 +10,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from cua.env.remote import RemoteEnv
 from cua.eval.osworld.check import check_task, skip_reason
 from cua.eval.osworld.errors import Skip, StepError
 from cua.eval.osworld.evaluate import mapped_steps, score
+from cua.eval.osworld.remote import RemoteOSWorldEpisode
 from cua.eval.osworld.runtime import Runtime
 from cua.eval.osworld.spec import OSWorldTask, parse_task
 from cua.eval.osworld.steps import run_steps
@@ -55,6 +57,14 @@ class OSWorldEpisode:
     def close(self) -> None:
         if self.rt is not None:
             self.rt.close()
+
+
+def osworld_episode(data: dict, env: Any, assets: str | None, online: bool = False,
+                    strict: bool = False) -> OSWorldEpisode | RemoteOSWorldEpisode:
+    """The episode for this env: run here on a sandbox, or by the guest of a `remote:URL` env."""
+    if isinstance(env, RemoteEnv):
+        return RemoteOSWorldEpisode(data, env, assets, online, strict)
+    return OSWorldEpisode(data, env, assets, online, strict)
 
 
 def write_result_txt(out: Path, domain: str, task_id: str, value: float) -> Path:
