@@ -78,7 +78,7 @@ def add_osworld_routes(app: FastAPI, on_env: Callable[[Callable[[Any], Any]], An
     @app.put("/osworld/assets/{name}", response_model=AssetWritten, summary="Store one OSWorld asset file",
              openapi_extra={"requestBody": {"required": True, "content": {
                  "application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}}})
-    async def put_asset(request: Request, name: Annotated[str, FastPath(max_length=251)]) -> AssetWritten:
+    async def osworld_asset(request: Request, name: Annotated[str, FastPath(max_length=251)]) -> AssetWritten:
         need_exec()
         if not ASSET_NAME.match(name):
             raise HTTPException(400, f"asset name {name!r} is not a cache file name (letters, digits, . _ -)")
@@ -97,7 +97,7 @@ def add_osworld_routes(app: FastAPI, on_env: Callable[[Callable[[Any], Any]], An
         return AssetWritten(name=name, bytes=size)
 
     @app.post("/osworld/setup", response_model=SetupResult, summary="Set up an OSWorld task on this desktop")
-    def setup(req: Annotated[SetupRequest, Body()]) -> SetupResult:
+    def osworld_setup(req: Annotated[SetupRequest, Body()]) -> SetupResult:
         need_exec()
 
         def run(env: Any) -> SetupResult:
@@ -115,7 +115,7 @@ def add_osworld_routes(app: FastAPI, on_env: Callable[[Callable[[Any], Any]], An
         return on_env(run)
 
     @app.post("/osworld/score", response_model=ScoreResult, summary="Run the task's evaluator; its score")
-    def score(req: Annotated[ScoreRequest, Body()]) -> ScoreResult:
+    def osworld_score(req: Annotated[ScoreRequest, Body()]) -> ScoreResult:
         need_exec()
 
         def run(env: Any) -> ScoreResult:
@@ -132,7 +132,7 @@ def add_osworld_routes(app: FastAPI, on_env: Callable[[Callable[[Any], Any]], An
         return on_env(run)
 
     @app.post("/osworld/close", summary="End the OSWorld episode (stops what its set-up launched)")
-    def close() -> dict:
+    def osworld_close() -> dict:
         need_exec()
         on_env(lambda env: close_current())
         return {"closed": True}

@@ -19,6 +19,7 @@ EVERY = {400: "Malformed request framing (both Content-Length and Transfer-Encod
          500: "Internal error (no traceback is sent)"}
 ENV = {409: "The environment refused (no display, a recording already running, cancelled...)",
        503: "The environment failed or is not available"}
+OSWORLD_OFF = "OSWorld tasks are off (they run commands: start the guest with --allow-exec)"
 FILES = {403: "File access is off, or the path is a symlink / hard link / not permitted",
          404: "No such file or directory under the root"}
 BY_PATH: dict[str, dict[int, str]] = {
@@ -29,6 +30,10 @@ BY_PATH: dict[str, dict[int, str]] = {
                                      409: "Recording is off, or that session is still being recorded"},
     "/files": FILES, "/files/list": FILES,
     "/exec": {403: "Exec is off (start the guest with --allow-exec)"},
+    "/osworld/assets/{name}": {400: "Not a cache file name", 403: OSWORLD_OFF},
+    "/osworld/setup": {**ENV, 403: OSWORLD_OFF, 409: "A set-up step failed, or the environment refused"},
+    "/osworld/score": {**ENV, 403: OSWORLD_OFF, 409: "No task set up, or the evaluator failed"},
+    "/osworld/close": {**ENV, 403: OSWORLD_OFF},
 }
 
 
