@@ -57,9 +57,12 @@ def _grabber(display: str) -> Any:
 
 def parse_hotkey(spec: str) -> tuple[frozenset[str], str]:
     """'ctrl+alt+q' -> ({'ctrl', 'alt'}, 'q')."""
-    from cua.actions import normalize_key
+    from cua.actions import ActionParseError, normalize_key
 
-    parts = [normalize_key(p.strip()) for p in spec.split("+") if p.strip()]
+    try:
+        parts = [normalize_key(p.strip()) for p in spec.split("+") if p.strip()]
+    except ActionParseError as e:  # a request's bad hotkey is refused like any other bad recording option
+        raise RecordingError(f"hotkey {spec!r}: {e}") from None
     if not parts:
         raise RecordingError(f"hotkey {spec!r} is empty; write it like ctrl+alt+q")
     return frozenset(parts[:-1]), parts[-1].lower()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from recorder.capture import Recorder
+from recorder.capture import Recorder, parse_hotkey
 from recorder.demo import load_demo
 from recorder.export import export_any
 from recorder.privacy import machine_mac
@@ -116,7 +116,7 @@ def test_sigkill_mid_session_leaves_a_readable_recording(display, tmp_path):
     code = textwrap.dedent(f"""
         import sys, time
         sys.path.insert(0, {os.getcwd()!r})
-        from recorder.capture import Recorder
+        from recorder.capture import Recorder, parse_hotkey
         Recorder({str(out)!r}, {display!r}, task="killed", env_spec="desktop", fps=5,
                  mask_unknown=False).start()
         print("started", flush=True)
@@ -196,3 +196,10 @@ def test_typed_newline_is_recorded_as_enter(display, tmp_path):
         {"kind": "key", "key": "enter"},
         {"kind": "type", "text": "b"},
     ]
+
+
+@pytest.mark.parametrize("spec", ["zz+q", "[Filtered]", "+"])
+def test_a_bad_hotkey_is_a_recording_error_naming_it(spec):
+    """The guest's /recording/start answers 409 with this message (any other exception would be a 503)."""
+    with pytest.raises(RecordingError, match="hotkey"):
+        parse_hotkey(spec)
