@@ -92,3 +92,27 @@ def test_impress_slide_pane_task_is_scored_on_the_whole_accessibility_tree(tmp_p
         close_worker_envs()
     assert (idle_r.score, idle_r.error, idle_r.details) == (0.0, None, ["check_left_panel = 0"]), idle_r
     assert (done_r.score, done_r.error, done_r.details) == (1.0, None, ["check_left_panel = 1"]), done_r
+
+
+def test_calc_cells_in_the_accessibility_tree(tmp_path):
+    """A Calc sheet has millions of cells; the tree holds the showing ones (as OSWorld's server walks it),
+    with their text: a rule on cell A1's text scores 0 idle and 1 once 42 is typed into it."""
+    task = {"id": "calc-a11y", "snapshot": "libreoffice_calc", "instruction": "Type 42 into A1.",
+            "config": [{"type": "launch", "parameters": {"command": ["libreoffice", "--calc"]}},
+                       {"type": "sleep", "parameters": {"seconds": 3}}],
+            "related_apps": ["libreoffice_calc"],
+            "evaluator": {"func": "check_accessibility_tree", "result": {"type": "accessibility_tree"},
+                          "expected": {"type": "rule", "rules": [
+                              {"selectors": ['document-spreadsheet table > table-cell[name="B2"]']},
+                              {"xpath": '//table-cell[@name="A1"]', "text": "42", "exact": True}]}}}
+    idle = task_from_dict(task, str(tmp_path / "libreoffice_calc/t.json"))
+    typed = idle.model_copy(update={"id": "calc-a11y-typed", "reference": Reference(actions=[
+        'hotkey("ctrl", "Home")', 'type(text="42\\n")', 'hotkey("ctrl", "Home")', 'wait(1)'])})
+    out = tmp_path / "out"
+    try:
+        idle_r = run_eval([idle], EvalConfig(out=str(out), max_steps=0))[0]
+        typed_r = run_eval([typed], EvalConfig(out=str(out), replay="reference"))[0]
+    finally:
+        close_worker_envs()
+    assert (idle_r.score, idle_r.error) == (0.0, None), idle_r
+    assert (typed_r.score, typed_r.error, typed_r.details) == (1.0, None, ["check_accessibility_tree = 1"]), typed_r
