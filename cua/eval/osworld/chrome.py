@@ -3,7 +3,8 @@
 The `google-chrome` shim (runtime.py) starts Chromium with the profile at `~/.config/google-chrome`,
 so the profile files the getters read (Preferences, Local State, Bookmarks, History, Cookies) are
 where OSWorld's paths say. Where OSWorld reads the active tab's URL from the address bar in the
-accessibility tree, this asks Chromium over CDP for the visible tab (same URL, no a11y walk).
+accessibility tree, this asks Chromium over CDP for the most recently active tab and writes its URL
+as the address bar shows it (cdp.py; no a11y walk).
 """
 
 from __future__ import annotations
@@ -12,16 +13,15 @@ import json
 import shutil
 import sqlite3
 import tempfile
-import time
-from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
-from cua.eval.osworld import assets
-from cua.eval.osworld.errors import Skip
+from cua.eval.osworld import active_tab, assets, site_scrapers
+from cua.eval.osworld.cdp import active_url, connect, pages, wait_cdp  # noqa: F401 - wait_cdp: steps.py's
 from cua.eval.osworld.runtime import Runtime
+from cua.eval.osworld.site_scrapers import SITE_SCRAPERS  # noqa: F401 - check.py's
 
 PROFILE = "~/.config/google-chrome"
 GETTERS: dict[str, Any] = {}
@@ -32,41 +32,6 @@ def getter(name: str):
         GETTERS[name] = fn
         return fn
     return register
-
-
-def wait_cdp(rt: Runtime, timeout: float) -> bool:
-    """True once Chromium answers on the episode's debugging port (polled, bounded)."""
-    import httpx
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{rt.chrome_port}/json/version", timeout=1).status_code == 200:
-                return True
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    return False
-
-
-@contextmanager
-def connect(rt: Runtime, timeout: float = 20):
-    """A Playwright Browser over CDP, or None when no Chromium answers (as OSWorld's getters return [])."""
-    from playwright.sync_api import sync_playwright
-
-    if not wait_cdp(rt, timeout):
-        yield None
-        return
-    with sync_playwright() as p:
-        browser = p.chromium.connect_over_cdp(f"http://127.0.0.1:{rt.chrome_port}")
-        try:
-            yield browser
-        finally:
-            browser.close()  # disconnects; Chromium keeps running
-
-
-def _pages(browser) -> list:
-    return [pg for ctx in browser.contexts for pg in ctx.pages]
 
 
 # -- steps ----------------------------------------------------------------------------------------
@@ -255,45 +220,6 @@ def data_delete_automacally(rt: Runtime, config: dict) -> Any:
 
 
 # -- live-browser getters -----------------------------------------------------------------------------
-def active_url(rt: Runtime, config: dict) -> str | None:
-    """The visible tab's URL as OSWorld reads it from the address bar: without its scheme, then
-    prefixed with `goto_prefix` (default https://)."""
-    url = _last_active_page_url(rt)
-    if url is None:
-        with connect(rt, 5) as browser:
-            if browser is None:
-                return None
-            pages = _pages(browser)
-            visible = [pg for pg in pages if _visible(pg)]
-            page = (visible or pages or [None])[-1]
-            if page is None:
-                return None
-            url = page.url
-    bare = url.split("://", 1)[1] if "://" in url else url
-    return f"{config.get('goto_prefix', 'https://')}{bare}"
-
-
-def _last_active_page_url(rt: Runtime) -> str | None:
-    """The URL of the most recently activated tab: Chromium's DevTools `/json/list` sorts its targets by
-    last activity, newest first (CDP's own page list has no such order, and every tab of an unfocused
-    window on Xvfb reports itself visible)."""
-    import httpx
-
-    try:
-        targets = httpx.get(f"http://127.0.0.1:{rt.chrome_port}/json/list", timeout=5).json()
-    except (httpx.HTTPError, ValueError):
-        return None
-    pages = [t["url"] for t in targets if t.get("type") == "page" and not t.get("url", "").startswith("devtools:")]
-    return pages[0] if pages else None
-
-
-def _visible(page) -> bool:
-    try:
-        return page.evaluate("document.visibilityState") == "visible"
-    except Exception:  # noqa: BLE001 - a crashed or closing tab is not the active one
-        return False
-
-
 @getter("active_url_from_accessTree")
 def active_url_from_access_tree(rt: Runtime, config: dict) -> Any:
     return active_url(rt, config)
@@ -363,7 +289,7 @@ def open_tabs_info(rt: Runtime, config: dict) -> Any:
         if browser is None:
             return []
         out = []
-        for page in _pages(browser):
+        for page in pages(browser):
             try:
                 page.wait_for_load_state("networkidle", timeout=30000)
                 out.append({"title": page.title(), "url": page.url})
@@ -389,18 +315,6 @@ def pdf_from_url(rt: Runtime, config: dict) -> Any:
     return str(dest)
 
 
-# Getters that scrape particular live websites (OSWorld's own site-specific parsers); a task using
-# one needs the internet, and these run only where that site is reachable: not ported yet.
-SITE_SCRAPERS = ("active_tab_html_parse", "gotoRecreationPage_and_get_html_content", "info_from_website",
-                 "macys_product_url_parse", "number_of_search_results", "chrome_saved_address",
-                 "extensions_installed_from_shop")
-
-
-def site_scraper(name: str):
-    def fn(rt: Runtime, config: dict) -> Any:
-        raise Skip(f"getter {name} scrapes a live website (needs the internet; not ported to cua)")
-    return fn
-
-
-for _name in SITE_SCRAPERS:
-    GETTERS[_name] = site_scraper(_name)
+# OSWorld's site-specific getters (active_tab.py, site_scrapers.py); SITE_SCRAPERS: those reading live websites
+GETTERS.update(active_tab.GETTERS)
+GETTERS.update(site_scrapers.GETTERS)
