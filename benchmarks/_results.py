@@ -73,13 +73,15 @@ def machine() -> dict[str, Any]:
 
 
 def commit() -> dict[str, Any]:
-    """The commit measured, and whether the working tree had uncommitted changes to tracked files."""
+    """The commit measured, and whether tracked files other than bench-results/ had uncommitted changes."""
     def git(*args: str) -> str:
         try:
             return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, timeout=10).stdout.strip()
         except (OSError, subprocess.TimeoutExpired):
             return ""
-    return {"sha": git("rev-parse", "HEAD") or None, "dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
+    # results files are left out: a run of several benchmarks writes them one after another
+    dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)bench-results")
+    return {"sha": git("rev-parse", "HEAD") or None, "dirty": bool(dirty)}
 
 
 def load() -> list[float]:

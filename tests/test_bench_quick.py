@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks import _results
 from benchmarks._results import check_shape, row
 
 REPO = Path(__file__).resolve().parents[1]
@@ -59,3 +60,21 @@ def test_table_script_renders_rows_and_flags_a_stale_readme(tmp_path):
     assert "| latency (fixed pause)" not in text and "| latency | 0.25 s | 1 s (fixed pause) | 0.25 |" in text
     assert "01234567, 2 cores, load 0.5→0.7" in text and "bad" not in text and text.endswith("tail\n")
     assert subprocess.run([*run, "--check"], cwd=REPO, capture_output=True).returncode == 0
+
+
+def test_dirty_means_code_not_results(tmp_path, monkeypatch):
+    """A result file written by an earlier benchmark of the same run does not make the next one `dirty`."""
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "bench-results").mkdir()
+    (tmp_path / "bench-results" / "a.json").write_text("{}")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c")
+    monkeypatch.setattr(_results, "REPO", tmp_path)
+    (tmp_path / "bench-results" / "a.json").write_text('{"new": 1}')
+    assert _results.commit()["dirty"] is False
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert _results.commit()["dirty"] is True
