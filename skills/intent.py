@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from skills.effects import Effect
-from skills.skill_text import kind_of, label_of, toggle_target
+from skills.skill_text import app_as_word, kind_of, label_of, toggle_target
 
 Polarity = Literal["on", "off"] | None
 QUOTED = re.compile(r'"([^"]*)"|“([^”]*)”|(?<![\w])\'([^\']*)\'(?![\w])')
@@ -121,17 +121,12 @@ _FILLER = re.compile(r"^(?:(?:please|pls|kindly|ok|okay|hey|so|now|just|and)\s+|
 _FILLER_END = re.compile(r"(?:\s*[,.]?\s*(?:please|for me|thanks|thank you|now|right now))+\s*[.!?]*$", re.IGNORECASE)
 
 
-APP_WORD = " the application "  # "close mousepad" is about the application, not about a control named Close
-
-
 def retrieval_text(c: Clause, app: str = "") -> str:
     """The clause as the retriever should see it: quoted values, numbers, politeness and the app's own
     name taken out ("could you open mousepad's settings please" -> "open settings")."""
     text = NUMBER.sub(" ", QUOTED.sub(" ", c.text))
     text = _FILLER_END.sub("", _FILLER.sub("", text.strip()))
-    if app:
-        text = re.sub(rf"\b(?:in |of |from )?(?:the )?{re.escape(app)}(?:'s)?\b", APP_WORD, text, flags=re.IGNORECASE)
-    return " ".join(text.split()) or c.text
+    return " ".join(app_as_word(text, app).split()) or c.text
 
 
 def bind_values(skill: Any, c: Clause) -> dict[str, Any]:

@@ -142,6 +142,16 @@ def role_verbs(kind: str, label: str, parent: str = "") -> str:
     return f"{lab}, run {lab}, do {lab}"
 
 
+APP_WORD = " the application "  # "close mousepad" is about the application, not about a control named Close
+
+
+def app_as_word(text: str, app: str) -> str:
+    """The app's own name ("in mousepad", "mousepad's") as one neutral word: requests and skill texts alike."""
+    if not app:
+        return text
+    return re.sub(rf"\b(?:in |of |from )?(?:the )?{re.escape(app)}(?:'s)?\b", APP_WORD, text, flags=re.IGNORECASE)
+
+
 def phrases(skill: Any) -> list[str]:
     """Short texts that each name the skill one way (its label, the label under its verbs, the dialog it
     opens, its effect, its tooltip, a synonym): a request is compared with each, and the nearest counts.
@@ -151,6 +161,9 @@ def phrases(skill: Any) -> list[str]:
     parent = path[-2] if len(path) > 1 else ""
     kind = kind_of(skill)
     out = [*aliases(label), " ".join(path[-2:]) if parent else ""]
+    if skill.description and not skill.extra.get("ui_path") and "›" not in skill.name:
+        # a written or recorded skill (no menu path): its description is what names it
+        out.append(" ".join(app_as_word(skill.description[:160], getattr(skill, "app", "")).split()))
     out += [v.strip() for v in role_verbs(kind, label, parent).split(",")][:4]
     out += [f"{label} {w}" if len(w.split()) == 1 else w for w in _synonym_phrases(label)]
     effects = getattr(skill.postcondition, "effects", []) or []

@@ -55,3 +55,18 @@ def test_skill_view_perceives_for_a_sub_skill_postcondition():
     after = view.observe()          # run_skill's look after the sub-skill's last action: may be cached
     again = view.observe()          # the postcondition wait looks again: must be a fresh observation
     assert again is not after and again.window_title == f"look {Env.looks}"
+
+
+def test_a_written_skill_is_found_by_its_description(tmp_path):
+    """A skill with no menu path (written or recorded) is named by its description: a request worded like it,
+    with the app's name and a number word in it, runs it under the default boundary; an unrelated one does not."""
+    from cua.agent.boundary import decide_request
+    from skills.library import SkillLibrary
+    from skills.skill import SkillStep
+
+    with SkillLibrary(tmp_path / "s.db") as lib:
+        lib.add(Skill(name="write_five_lines", app="mousepad", status="verified", verified_runs=1,
+                      description="Write five numbered lines in the mousepad document",
+                      steps=[SkillStep(action={"kind": "type", "text": "1\n2\n3\n4\n5\n"})]))
+        assert decide_request("write five numbered lines in mousepad", lib, has_model=False).kind == "skill"
+        assert decide_request("print the document twice", lib, has_model=False).kind == "outside"
