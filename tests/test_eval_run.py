@@ -36,7 +36,7 @@ def test_scripted_replays_pass_and_wrong_ones_fail_with_two_workers(tmp_path):
     assert all(any(d.startswith("reward=") for d in r.details) for r in right)
     wrong_cfg = cfg.model_copy(update={"out": str(tmp_path / "wrong")})
     wrong = run_eval(_wrong(SUITE), wrong_cfg, workers=2)
-    assert {r.outcome for r in wrong} == {"failure"}
+    assert {r.outcome for r in wrong} == {"failure"}, [(r.task_id, r.error) for r in wrong if r.outcome != "failure"]
     # resume: a second run over the same out dir runs nothing again
     assert run_eval(SUITE, cfg, workers=2) == []
     assert len(load_results(Path(cfg.out) / "results.jsonl")) == len(SUITE)
