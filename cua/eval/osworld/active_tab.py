@@ -12,17 +12,10 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from cua.eval.osworld.cdp import active_url, browser_over_cdp
+from cua.eval.osworld.registry import GETTERS, getter
 from cua.eval.osworld.runtime import Runtime
 
 log = logging.getLogger(__name__)
-GETTERS: dict[str, Any] = {}
-
-
-def getter(name: str):
-    def register(fn):
-        GETTERS[name] = fn
-        return fn
-    return register
 
 
 def _normalized(url: str) -> str:

@@ -33,13 +33,10 @@ def wait_cdp(rt: Runtime, timeout: float) -> bool:
 
 
 @contextmanager
-def connect(rt: Runtime, timeout: float = 20):
-    """A Playwright Browser over CDP, or None when no Chromium answers (as OSWorld's getters return [])."""
+def _attached(rt: Runtime):
+    """Playwright attached to the Chromium answering on the episode's debugging port; detached on exit."""
     from playwright.sync_api import sync_playwright
 
-    if not wait_cdp(rt, timeout):
-        yield None
-        return
     with sync_playwright() as p:
         browser = p.chromium.connect_over_cdp(f"http://127.0.0.1:{rt.chrome_port}")
         try:
@@ -49,22 +46,26 @@ def connect(rt: Runtime, timeout: float = 20):
 
 
 @contextmanager
+def connect(rt: Runtime, timeout: float = 20):
+    """A Playwright Browser over CDP, or None when no Chromium answers (as OSWorld's getters return [])."""
+    if not wait_cdp(rt, timeout):
+        yield None
+        return
+    with _attached(rt) as browser:
+        yield browser
+
+
+@contextmanager
 def browser_over_cdp(rt: Runtime, command: list[str] = CHROME):
     """Playwright connected to the episode's Chromium; when none answers (the agent closed it) one is
     started with `command`, as OSWorld's getters do. Raises when it still does not answer."""
-    from playwright.sync_api import sync_playwright
-
     if not wait_cdp(rt, 1):
         rt.launch(list(command))
         if not wait_cdp(rt, LAUNCH_WAIT):
             raise ConnectionError(f"Chromium did not open its debugging port {rt.chrome_port} within "
                                   f"{LAUNCH_WAIT:.0f} s of being started")
-    with sync_playwright() as p:
-        browser = p.chromium.connect_over_cdp(f"http://127.0.0.1:{rt.chrome_port}")
-        try:
-            yield browser
-        finally:
-            browser.close()  # disconnects; Chromium keeps running
+    with _attached(rt) as browser:
+        yield browser
 
 
 def pages(browser) -> list:

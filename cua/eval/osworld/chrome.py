@@ -18,20 +18,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
-from cua.eval.osworld import active_tab, assets, site_scrapers
+from cua.eval.osworld import assets
 from cua.eval.osworld.cdp import active_url, connect, pages, wait_cdp  # noqa: F401 - wait_cdp: steps.py's
+from cua.eval.osworld.registry import getter
 from cua.eval.osworld.runtime import Runtime
 from cua.eval.osworld.site_scrapers import SITE_SCRAPERS  # noqa: F401 - check.py's
 
 PROFILE = "~/.config/google-chrome"
-GETTERS: dict[str, Any] = {}
-
-
-def getter(name: str):
-    def register(fn):
-        GETTERS[name] = fn
-        return fn
-    return register
 
 
 # -- steps ----------------------------------------------------------------------------------------
@@ -314,7 +307,3 @@ def pdf_from_url(rt: Runtime, config: dict) -> Any:
             browser.close()
     return str(dest)
 
-
-# OSWorld's site-specific getters (active_tab.py, site_scrapers.py); SITE_SCRAPERS: those reading live websites
-GETTERS.update(active_tab.GETTERS)
-GETTERS.update(site_scrapers.GETTERS)

@@ -17,20 +17,14 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from cua.eval.osworld import assets, chrome
+from cua.eval.osworld import active_tab, chrome, site_scrapers  # noqa: F401 - their @getter functions register
+from cua.eval.osworld import assets
 from cua.eval.osworld.a11y_xml import NS, osworld_xml, tree_xml
 from cua.eval.osworld.errors import Skip
+from cua.eval.osworld.registry import GETTERS, getter
 from cua.eval.osworld.relative_time import rule_relative_time
 from cua.eval.osworld.runtime import Runtime
 
-GETTERS: dict[str, Any] = dict(chrome.GETTERS)
-
-
-def getter(name: str):
-    def register(fn):
-        GETTERS[name] = fn
-        return fn
-    return register
 
 
 def _many(config: dict) -> tuple[list, list, set[int]]:

@@ -17,21 +17,14 @@ import time
 from typing import Any
 
 from cua.eval.osworld.cdp import CHROME, browser_over_cdp
+from cua.eval.osworld.registry import getter
 from cua.eval.osworld.runtime import Runtime
 
 log = logging.getLogger(__name__)
-GETTERS: dict[str, Any] = {}
 # Getters whose tasks read live websites: such a task is `needs-network` (check.py) and runs only --online.
 SITE_SCRAPERS = ("active_tab_html_parse", "gotoRecreationPage_and_get_html_content", "info_from_website",
                  "number_of_search_results")
 FAILED = "__EVALUATION_FAILED__"
-
-
-def getter(name: str):
-    def register(fn):
-        GETTERS[name] = fn
-        return fn
-    return register
 
 
 @getter("info_from_website")
