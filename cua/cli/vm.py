@@ -17,14 +17,16 @@ def register(app: typer.Typer) -> None:
 
     @vm_app.command("build")
     def build(
-        apps: Annotated[str, typer.Option(help="Comma-separated Debian packages of the apps to install.")]
+        apps: Annotated[str, typer.Option(help="Comma-separated Debian packages of the apps to install, or "
+                                                "`osworld` (OSWorld's apps and metrics; a guest that runs its tasks).")]
         = "mousepad",
-        name: Annotated[str, typer.Option(help="Image name (the cache folder is NAME-KEY).")] = "cua-guest",
+        name: Annotated[str | None, typer.Option(help="Image name (the cache folder is NAME-KEY); default "
+                                                      "cua-guest, or cua-osworld for --apps osworld.")] = None,
         cache: Annotated[Path | None, typer.Option(help="Image cache (default ~/.cache/cua/images).")] = None,
     ) -> None:
         """Build (or reuse, when its inputs did not change) a bootable Debian desktop image with the guest.
 
-        Example: cua vm build --apps mousepad
+        Example: cua vm build --apps mousepad   (or: cua vm build --apps osworld, then --env vm:cua-osworld)
         """
         from vm.image.build import DEFAULT_CACHE, BuildError, build_image
 

@@ -15,6 +15,7 @@ QEMU dies with its owner (PDEATHSIG) and a watchdog removes the VM's folder if t
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shutil
@@ -63,6 +64,15 @@ def resolve_image(image: str) -> Path:
     return p
 
 
+def image_defaults(folder: Path) -> dict:
+    """What the image's build says a VM of it opens and needs (`app`, `memory_mb`, `ready`; image.json)."""
+    try:
+        meta = json.loads((folder / "image.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return {k: meta[k] for k in ("app", "memory_mb", "ready") if isinstance(meta, dict) and meta.get(k)}
+
+
 def build_wheel(out: Path) -> Path:
     """This checkout as a wheel: what the guest installs at boot. One build at a time (a lock file): pip
     builds in the checkout's build/ folder, which concurrent VMs would otherwise trample."""
@@ -96,17 +106,21 @@ class VMEnv(RemoteEnv):
     """A booted VM as a RemoteEnv; reset() restores the saved post-boot state."""
 
     def __init__(self, image: str, memory_mb: int | None = None, cpus: int | None = None,
-                 app: str = DEFAULT_APP, boot_timeout: float = 1800.0, port: int | None = None, **options: Any):
-        memory_mb = memory_mb or int(os.environ.get("CUA_VM_MEMORY") or DEFAULT_MEMORY_MB)  # --vm-memory
-        cpus = cpus or int(os.environ.get("CUA_VM_CPUS") or DEFAULT_CPUS)  # --vm-cpus
+                 app: str | None = None, boot_timeout: float = 1800.0, port: int | None = None, **options: Any):
         if shutil.which("qemu-system-x86_64") is None or shutil.which("qemu-img") is None:
             raise EnvError("QEMU is not installed: `apt-get install qemu-system-x86 qemu-utils` (make setup does)")
+        self.image = resolve_image(image)
+        defaults = image_defaults(self.image)
+        memory_mb = (memory_mb or int(os.environ.get("CUA_VM_MEMORY") or 0)  # --vm-memory
+                     or defaults.get("memory_mb") or DEFAULT_MEMORY_MB)
+        app = app or defaults.get("app") or DEFAULT_APP
+        self.ready = defaults.get("ready", "elements")
+        cpus = cpus or int(os.environ.get("CUA_VM_CPUS") or DEFAULT_CPUS)  # --vm-cpus
         if not 256 <= int(memory_mb) <= 65536 or not 1 <= int(cpus) <= 64:
             raise EnvError(f"VM memory {memory_mb} MiB / {cpus} vCPUs out of range: memory 256..65536 MiB, "
                            "vCPUs 1..64 (e.g. --vm-memory 1024 --vm-cpus 1)")
         if port is not None and not port_free(port):
             raise EnvError(f"port 127.0.0.1:{port} is taken; pick another or leave it out (a free one is chosen)")
-        self.image = resolve_image(image)
         self.kvm = choose_accel()
         self.memory_mb, self.cpus, self.app = int(memory_mb), int(cpus), app
         self.marker = f"cua-vm-{uuid.uuid4().hex[:12]}"
@@ -232,10 +246,11 @@ class VMEnv(RemoteEnv):
 
     def _wait_desktop(self, deadline: float) -> None:
         """Until the app shows elements: the guest answers before the app's accessibility tree is up, and a
-        state saved then would make every reset wait for it again."""
+        state saved then would make every reset wait for it again. An image whose app has no tree (OSWorld's
+        empty desktop: `ready: window`) is ready once the guest observes it (its window is mapped)."""
         while time.monotonic() < deadline:
             try:
-                if self.observe().elements:
+                if self.observe().elements or self.ready == "window":
                     return
             except EnvError:
                 pass

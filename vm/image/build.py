@@ -41,6 +41,41 @@ GUEST_PYTHON = [
 DEFAULT_CACHE = Path(os.environ.get("CUA_IMAGE_CACHE", "~/.cache/cua/images")).expanduser()
 
 
+@dataclass(frozen=True)
+class Profile:
+    """An app name that stands for a whole setup (`cua vm build --apps osworld`): Debian packages, extra
+    Python packages for the guest's venv, a second customize hook, and what the guest's desktop opens."""
+
+    packages: tuple[str, ...]
+    python: tuple[str, ...]
+    hook: str
+    app: str
+    memory_mb: int
+    name: str
+    ready: str  # what a booted VM waits for: "elements" (the app's accessibility tree) or "window" (none)
+
+
+def _extra(name: str) -> tuple[str, ...]:
+    """The packages of one of cua's optional extras (pyproject.toml), as installed here."""
+    from importlib.metadata import requires
+
+    from packaging.requirements import Requirement
+
+    reqs = [Requirement(r) for r in requires("cua") or []]
+    return tuple(r.name for r in reqs if r.marker is not None and r.marker.evaluate({"extra": name}))
+
+
+# OSWorld's apps as `make osworld-apps` installs them (plus Chromium, in make setup's list), its metrics'
+# Python packages (the `osworld` extra) and Playwright for the Chrome getters' CDP attach; the guest
+# serves /osworld with --allow-exec, on the empty desktop OSWorld's tasks start from.
+PROFILES = {"osworld": Profile(
+    packages=("chromium", "libreoffice-calc", "libreoffice-writer", "libreoffice-impress", "libreoffice-gtk3",
+              "gimp", "vlc", "thunderbird", "fonts-liberation2", "libglib2.0-bin", "x11-xserver-utils"),
+    python=("playwright", *_extra("osworld")), hook="guest-osworld.sh",
+    app="/opt/cua/venv/bin/python -m cua.eval.osworld.desktop", memory_mb=2048, name="cua-osworld",
+    ready="window")}
+
+
 class BuildError(RuntimeError):
     """The image could not be built; the message names the step and the fix."""
 
@@ -79,8 +114,40 @@ def image_key(apps: list[str], pins: list[str]) -> str:
     h = hashlib.sha256()
     h.update(json.dumps({"v": BUILD_VERSION, "suite": SUITE, "packages": BASE_PACKAGES, "apps": sorted(apps),
                          "pins": pins}).encode())
-    h.update((HERE / "guest-setup.sh").read_bytes())
+    for hook in _hooks(apps):
+        h.update(hook.read_bytes())
     return h.hexdigest()[:16]
+
+
+def _profiles(apps: list[str]) -> list[Profile]:
+    return [PROFILES[a] for a in apps if a in PROFILES]
+
+
+def _hooks(apps: list[str]) -> list[Path]:
+    """The customize hooks, in order: the guest's own, then each profile's."""
+    return [HERE / "guest-setup.sh", *(HERE / p.hook for p in _profiles(apps))]
+
+
+def _packages(apps: list[str]) -> list[str]:
+    """Debian packages for `apps`, a profile name standing for its packages."""
+    out = list(BASE_PACKAGES)
+    for a in apps:
+        out += PROFILES[a].packages if a in PROFILES else [a]
+    return list(dict.fromkeys(out))
+
+
+def guest_defaults(apps: list[str]) -> dict:
+    """What a VM of this image opens, how much memory it gets unless told, and what its boot waits for
+    (image.json)."""
+    prof = _profiles(apps)
+    if prof:
+        return {"app": prof[0].app, "memory_mb": prof[0].memory_mb, "ready": prof[0].ready}
+    return {"app": apps[0] if apps else "mousepad", "memory_mb": None, "ready": "elements"}
+
+
+def default_name(apps: list[str]) -> str:
+    prof = _profiles(apps)
+    return prof[0].name if prof else "cua-guest"
 
 
 def _run(argv: list[str], what: str, log: Path, env: dict | None = None) -> None:
@@ -102,11 +169,13 @@ def _need_tools() -> None:
         raise BuildError("building an image needs root (mmdebstrap --mode=root and a chroot); run it with sudo")
 
 
-def build_image(apps: list[str] | None = None, name: str = "cua-guest", cache: Path = DEFAULT_CACHE,
-                size_gb: int = 6, say=print) -> Image:
-    """Build (or reuse) the image for `apps`; returns its paths."""
+def build_image(apps: list[str] | None = None, name: str | None = None, cache: Path = DEFAULT_CACHE,
+                size_gb: int | None = None, say=print) -> Image:
+    """Build (or reuse) the image for `apps` (Debian packages, or a profile name such as `osworld`)."""
     apps = list(apps or ["mousepad"])
-    pins = _pins(GUEST_PYTHON)
+    name = name or default_name(apps)
+    size_gb = size_gb or (10 if _profiles(apps) else 6)
+    pins = _pins(GUEST_PYTHON + [n for p in _profiles(apps) for n in p.python])
     key = image_key(apps, pins)
     folder = cache / f"{name}-{key}"
     img = Image(folder / "disk.qcow2", folder / "vmlinuz", folder / "initrd.img", key)
@@ -126,7 +195,7 @@ def build_image(apps: list[str] | None = None, name: str = "cua-guest", cache: P
         root = work / "root"
         env = {**os.environ, "WHEELHOUSE": str(wheels), "GUEST_REQUIREMENTS": " ".join(pins)}
         _run(["mmdebstrap", "--mode=root", "--variant=apt", "--format=directory", "--skip=output/dev",
-              "--include=" + ",".join(BASE_PACKAGES + apps), f"--customize-hook={HERE / 'guest-setup.sh'} \"$1\"",
+              "--include=" + ",".join(_packages(apps)), *(f"--customize-hook={h} \"$1\"" for h in _hooks(apps)),
               SUITE, str(root)], "mmdebstrap (the Debian root)", log, env)
         boot = root / "boot"
         kernels, initrds = sorted(boot.glob("vmlinuz-*")), sorted(boot.glob("initrd.img-*"))
@@ -140,8 +209,8 @@ def build_image(apps: list[str] | None = None, name: str = "cua-guest", cache: P
         _run(["mke2fs", "-q", "-t", "ext4", "-L", "cua-root", "-d", str(root), str(raw), f"{size_gb}G"],
              "mke2fs (the ext4 disk)", log)
         _run(["qemu-img", "convert", "-O", "qcow2", str(raw), str(tmp_folder / "disk.qcow2")], "qemu-img convert", log)
-        (tmp_folder / "image.json").write_text(json.dumps({"key": key, "apps": apps, "pins": pins,
-                                                           "suite": SUITE, "built": time.time()}, indent=1))
+        (tmp_folder / "image.json").write_text(json.dumps({"key": key, "apps": apps, "pins": pins, "suite": SUITE,
+                                                           "built": time.time(), **guest_defaults(apps)}, indent=1))
         shutil.rmtree(folder, ignore_errors=True)
         tmp_folder.rename(folder)
         say(f"built {img.disk} in {time.monotonic() - t0:.0f}s")

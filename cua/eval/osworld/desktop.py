@@ -8,6 +8,7 @@ Run: python -m cua.eval.osworld.desktop
 from __future__ import annotations
 
 import sys
+import time
 
 
 def main() -> None:
@@ -22,8 +23,17 @@ def main() -> None:
     win.set_wm_class("cua-desktop", "Desktop")
     win.change_property(d.intern_atom("_NET_WM_WINDOW_TYPE"), Xatom.ATOM, 32,
                         [d.intern_atom("_NET_WM_WINDOW_TYPE_DESKTOP")])
-    win.map()
-    d.flush()
+    win.change_attributes(event_mask=X.ExposureMask | X.StructureNotifyMask)
+    # A window manager still starting up can drop the map request (seen with openbox on a slow TCG guest:
+    # the window stayed unmapped and the sandbox waited for it forever), so ask again until it is mapped.
+    while win.get_attributes().map_state != X.IsViewable:
+        win.map()
+        d.flush()
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline and win.get_attributes().map_state != X.IsViewable:
+            while d.pending_events():
+                d.next_event()
+            time.sleep(0.05)
     while True:
         d.next_event()
 
