@@ -87,6 +87,24 @@ def chrome_task(mirror: str) -> dict:
     }
 
 
+def timezone_task(tid: str, zone_line: str) -> dict:
+    """OSWorld's UTC task (os/b6781586) with `timedatectl status` stood in by its output: a zone line."""
+    out = f"Local time: x\nUniversal time: x\nRTC time: x\n{zone_line}\n"
+    return {"id": tid, "snapshot": "os", "instruction": "Set my time zone to UTC+0.", "config": [],
+            "related_apps": ["os"],
+            "evaluator": {"func": "is_utc_0", "result": {"type": "vm_command_line", "command": ["printf", out]}}}
+
+
+def postconfig_download_task(url: str) -> dict:
+    """The shape of OSWorld's os/5ced85fc: nothing to download at set-up, the checker script downloaded after."""
+    return {"id": "postconfig-missing", "snapshot": "os", "instruction": "Write output.txt.", "config": [],
+            "related_apps": ["os"],
+            "evaluator": {"postconfig": [{"type": "download", "parameters": {"files": [{"url": url, "path": "eval.sh"}]}}],
+                          "func": "check_include_exclude", "result": {"type": "vm_command_line", "command": "bash eval.sh",
+                                                                     "shell": True},
+                          "expected": {"type": "rule", "rules": {"include": ["Success"], "exclude": []}}}}
+
+
 def cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "cua.cli", *args], capture_output=True, text=True, timeout=240,
                           cwd=ROOT)
@@ -106,7 +124,10 @@ def episodes(mirror, tmp_path_factory):
     fetched = cli("osworld", "assets", str(task_file), "--assets", str(tmp / "cache"), "--fetch")
     tasks = [task_from_dict(json.loads(task_file.read_text()), str(task_file)),
              task_from_dict(missing, str(tmp / "os" / "download-missing.json")),
-             task_from_dict(chrome_task(mirror), str(tmp / "chrome" / "chrome-tabs.json"))]
+             task_from_dict(chrome_task(mirror), str(tmp / "chrome" / "chrome-tabs.json")),
+             task_from_dict(postconfig_download_task(f"{mirror}/eval.sh"), str(tmp / "os" / "postconfig-missing.json")),
+             task_from_dict(timezone_task("utc-already", "Time zone: Etc/UTC (UTC, +0000)"), str(tmp / "os" / "u1.json")),
+             task_from_dict(timezone_task("utc-not", "Time zone: Asia/Tokyo (JST, +0900)"), str(tmp / "os" / "u2.json"))]
     tasks += [Task.model_validate({**t.model_dump(), "source": t.source}) for t in
               [task_from_dict(json.loads((OSWORLD / "examples" / "os" / f"{i}.json").read_text()),
                               str(OSWORLD / "examples" / "os" / f"{i}.json")) for i in NOOP_IDS]]
@@ -146,7 +167,20 @@ def test_missing_asset_is_skipped_with_its_url(episodes):
     assert r.outcome == "skipped" and r.error.startswith(f"asset missing: {episodes['mirror']}/not-there.txt")
     assert not (episodes["out"] / "osworld" / "os" / "download-missing").exists()
     s = summarize(list(episodes["results"].values()))
-    assert s["skipped"] == 1 and s["tasks"] == len(episodes["results"]) - 1
+    skipped = sum(r.outcome == "skipped" for r in episodes["results"].values())
+    assert skipped == 3 and s["skipped"] == skipped and s["tasks"] == len(episodes["results"]) - skipped
+
+
+def test_a_missing_post_config_asset_skips_the_task_before_set_up(episodes):
+    r = episodes["results"]["postconfig-missing"]
+    assert r.outcome == "skipped" and r.error.startswith(f"asset missing: {episodes['mirror']}/eval.sh"), r
+    assert "setup" not in r.seconds  # skipped before set-up: on a guest it used to fail at scoring (a 503)
+
+
+def test_a_task_a_no_op_passes_here_is_skipped_not_scored(episodes):
+    done, todo = episodes["results"]["utc-already"], episodes["results"]["utc-not"]
+    assert done.outcome == "skipped" and "already UTC+0" in done.error and done.score is None, done
+    assert (todo.outcome, todo.score, todo.error) == ("failure", 0.0, None), todo
 
 
 def test_osworld_os_tasks_score_zero_when_nothing_is_done(episodes):
