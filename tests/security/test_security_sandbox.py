@@ -32,17 +32,24 @@ def sandbox():
         mp.undo()
 
 
-def _environ(pid: int) -> dict[str, str]:
-    raw = Path(f"/proc/{pid}/environ").read_bytes()
-    return dict(item.split("=", 1) for item in raw.decode(errors="replace").split("\0") if "=" in item)
+def _snapshot(pids: list[int]) -> dict[int, tuple[str, dict[str, str]]]:
+    """Name and environment of each pid still alive (a short-lived helper may exit between listing and reading)."""
+    seen = {}
+    for pid in pids:
+        try:
+            name = Path(f"/proc/{pid}/comm").read_text().strip()
+            raw = Path(f"/proc/{pid}/environ").read_bytes()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        seen[pid] = name, dict(item.split("=", 1) for item in raw.decode(errors="replace").split("\0") if "=" in item)
+    return seen
 
 
 def test_no_sandbox_process_inherits_the_callers_keys(sandbox):
-    pids = sandbox.pids()
-    names = {Path(f"/proc/{p}/comm").read_text().strip() for p in pids}
+    procs = _snapshot(sandbox.pids())
+    names = {name for name, _ in procs.values()}
     assert {"Xvfb", "dbus-daemon", "openbox", "mousepad"} <= names, names
-    for pid in pids:
-        env = _environ(pid)
+    for pid, (_, env) in procs.items():
         leaked = {k for k in SECRETS if k in env} | {k for k, v in env.items() if v in SECRETS.values()}
         assert not leaked, (pid, leaked)
         assert env.get("CUA_TEST_PASSED_ON") == "passed-on-value"  # --pass-env NAME passes that one
@@ -89,7 +96,7 @@ def test_the_browser_env_does_not_inherit_the_callers_keys(monkeypatch):
                     pass_env=("CUA_TEST_PASSED_ON",)) as env:
         pids = chromium_pids(env.tag)
         assert pids  # the browser and its renderers, GPU and utility processes
-        environs = [_environ(pid) for pid in pids]  # (the zygotes write their title over their environ)
+        environs = [env for _, env in _snapshot(pids).values()]  # (the zygotes write their title over their environ)
         for environ in environs:
             assert not {k for k in SECRETS if k in environ} | {k for k, v in environ.items() if v in SECRETS.values()}
         assert any(e.get("CUA_TEST_PASSED_ON") == "passed-on-value" for e in environs)  # pass_env passes one
