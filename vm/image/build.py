@@ -56,12 +56,16 @@ class Profile:
 
 
 def _extra(name: str) -> tuple[str, ...]:
-    """The packages of one of cua's optional extras (pyproject.toml), as installed here."""
-    from importlib.metadata import requires
+    """The packages of one of cua's optional extras (pyproject.toml), as installed here (none when cua runs
+    from a checkout that pip did not install)."""
+    from importlib.metadata import PackageNotFoundError, requires
 
     from packaging.requirements import Requirement
 
-    reqs = [Requirement(r) for r in requires("cua") or []]
+    try:
+        reqs = [Requirement(r) for r in requires("cua") or []]
+    except PackageNotFoundError:
+        return ()
     return tuple(r.name for r in reqs if r.marker is not None and r.marker.evaluate({"extra": name}))
 
 
