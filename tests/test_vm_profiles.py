@@ -84,3 +84,14 @@ def test_a_vm_takes_its_app_and_memory_from_the_image(tmp_path, meta, want):
     assert image_defaults(tmp_path / "missing") == {}
     assert build.guest_defaults(["osworld"]) == {"app": build.PROFILES["osworld"].app, "memory_mb": 2048,
                                                  "ready": "window"}
+
+
+@pytest.mark.parametrize(("prints", "expected"), [(build.SUITE_PYTHON, True), ("3.11.7", False), (None, False)])
+def test_wheels_resolve_for_the_guests_python(tmp_path, prints, expected):
+    """pip resolves the guest's wheels with an interpreter of the guest's version when the host has one (a
+    newer 3.11.x picked a soupsieve the guest's 3.11.2 refused); otherwise the running one, as before."""
+    host = tmp_path / "python3"
+    if prints is not None:
+        host.write_text(f"#!/bin/sh\necho {prints}\n")
+        host.chmod(0o755)
+    assert build._resolve_for_guest(str(host)) == (["--python", str(host)] if expected else [])

@@ -25,6 +25,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 SUITE = "bookworm"
+SUITE_PYTHON = "3.11.2"  # bookworm's python3, which runs the guest's venv
 BASE_PACKAGES = [
     "linux-image-amd64", "systemd-sysv", "udev", "dbus", "dbus-x11", "iproute2", "ca-certificates",
     "xvfb", "xauth", "openbox", "x11-utils", "xdotool", "at-spi2-core", "python3-pyatspi", "gir1.2-atspi-2.0",
@@ -164,6 +165,17 @@ def _run(argv: list[str], what: str, log: Path, env: dict | None = None) -> None
         raise BuildError(f"{what} failed (exit {proc.returncode}); log {log}:\n{tail}")
 
 
+def _resolve_for_guest(host_python: str = "/usr/bin/python3") -> list[str]:
+    """pip's `--python` for the host's Debian python3 when it is the guest's version, so the dependencies
+    pip picks for the unpinned ones (this host had a soupsieve that needs Python >= 3.11.5) install on the guest's 3.11.2."""
+    try:
+        found = subprocess.run([host_python, "-c", "import platform; print(platform.python_version())"],
+                               capture_output=True, text=True, timeout=30).stdout.strip()
+    except OSError:
+        return []
+    return ["--python", host_python] if found == SUITE_PYTHON else []
+
+
 def _need_tools() -> None:
     missing = [t for t in ("mmdebstrap", "mke2fs", "qemu-img") if shutil.which(t) is None]
     if missing:
@@ -194,7 +206,7 @@ def build_image(apps: list[str] | None = None, name: str | None = None, cache: P
     try:
         say(f"building {name} (key {key}) for apps {', '.join(apps)}; log {log}")
         wheels = work / "wheels"
-        _run([sys.executable, "-m", "pip", "wheel", "-q", "--wheel-dir", str(wheels), *pins],
+        _run([sys.executable, "-m", "pip", *_resolve_for_guest(), "wheel", "-q", "--wheel-dir", str(wheels), *pins],
              "downloading the guest's Python wheels", log)
         root = work / "root"
         env = {**os.environ, "WHEELHOUSE": str(wheels), "GUEST_REQUIREMENTS": " ".join(pins)}
