@@ -205,11 +205,18 @@ def find_installed_extension_name(rt: Runtime, config: dict) -> Any:
 
 @getter("data_delete_automacally")
 def data_delete_automacally(rt: Runtime, config: dict) -> Any:
+    """OSWorld: "true" when the profile has any `default_content_setting_values` (the Chrome it was written
+    for had none until the user changed a site setting). Chromium 156 writes its own bookkeeping there
+    (`has_migrated_local_network_access`) on every first run, which made a no-op pass on the VM; a dict of
+    only such `has_migrated_*` flags reads as absent, so the verdict is the one OSWorld's Chrome would give."""
     d = _prefs(rt)
     try:
-        return "true" if d["profile"].get("default_content_setting_values", None) is not None else "false"  # type: ignore[index]
+        values = d["profile"].get("default_content_setting_values", None)  # type: ignore[index]
     except (KeyError, TypeError):
         return "Google"
+    if isinstance(values, dict) and values and all(k.startswith("has_migrated_") for k in values):
+        values = None
+    return "true" if values is not None else "false"
 
 
 # -- live-browser getters -----------------------------------------------------------------------------
