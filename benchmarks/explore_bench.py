@@ -6,11 +6,13 @@ actionable control reachable from the start state, by role, from benchmarks/expl
 independent AT-SPI / DOM walker that shares no code with the explorer). The explorer uses the DEFAULT
 profile (no per-app tuning).
 
-Coverage = share of ground-truth controls that became effect-verified skills (explorer), or that
-changed the screen when clicked (baselines: credited without any verification). Every action counts
-for every run: exploration, backtracking, verification replays, negative controls, probes, resets.
+Coverage = share of ground-truth controls that became effect-verified skills, for all three runs.
 Baselines, same total action budget and time: random clicks (DroidBot random) and a breadth-first
-crawler (Crawljax/DroidBot BFS: reset + replay the path to each state, try each control once).
+crawler (Crawljax/DroidBot BFS: reset + replay the path to each state, try each control once); they
+choose what to click differently and nothing else differs: their clicks that showed an effect become
+skills and are verified by the explorer's own code (benchmarks/explore_baselines.py). Every action
+counts for every run: exploration, backtracking, verification replays, negative controls, probes,
+resets. "Effect seen" is the looser share: controls whose skill was made, verified or not.
 False-verified rate: verified skills whose postcondition also holds after their negative control,
 re-run here after exploration.
 
@@ -22,11 +24,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
 import tempfile
 import time
-from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ from benchmarks.explore_truth import ROLE_CLASSES, atspi_truth, dom_truth, role_
 
 ROOT = Path(__file__).resolve().parents[1]
 WEB_APP = ROOT / "benchmarks" / "apps" / "notes.html"
+VERIFY_RUNS = 2  # replays from a fresh reset per skill (the issue's standard), the same for all three runs
 APPS = {"mousepad": "sandbox", "galculator": "sandbox", "featherpad": "sandbox", "notes-web": "browser"}
 
 
@@ -84,11 +85,6 @@ def covered(truth: list[dict[str, Any]], keys: set[tuple[str, str, str]]) -> dic
             "by_role": {c: {"covered": v[0], "total": v[1]} for c, v in per.items() if v[1]}}
 
 
-def _menu_parent(path: list[str]) -> str:
-    menus = [p.split(":", 1)[1] for p in path if p.split(":", 1)[0] in ("menu", "menu item")]
-    return menus[-1] if menus else ""
-
-
 # -- the explorer -------------------------------------------------------------------------------------
 def skill_key(skill: Any) -> tuple[str, str, str] | None:
     path = skill.extra.get("ui_path") or [skill.name]
@@ -98,12 +94,17 @@ def skill_key(skill: Any) -> tuple[str, str, str] | None:
     return key_of(skill.extra.get("role", ""), name, path[-2] if len(path) > 1 else "")
 
 
-def run_explorer(app: str, actions: int, minutes: float, db: Path) -> tuple[dict[str, Any], list]:
+def run_strategy(app: str, actions: int, minutes: float, db: Path, strategy: str = "explorer",
+                 check_false: bool = False) -> tuple[dict[str, Any], list]:
+    """One run of `strategy` (explorer | random | bfs): the same skill maker, verifier and action
+    counting for all three (benchmarks/explore_baselines.py); the timeline of verified controls."""
+    from benchmarks.explore_baselines import BreadthFirst, RandomWalk
     from skills.explorer import Budget, Explorer
     from skills.graph import UIGraph
     from skills.library import SkillLibrary
     from skills.profile import load_profile
 
+    cls = {"explorer": Explorer, "random": RandomWalk, "bfs": BreadthFirst}[strategy]
     timeline: list[tuple[float, int, set]] = []
     env = open_env(app)
     lib, graph = SkillLibrary(db), UIGraph(db)
@@ -113,16 +114,19 @@ def run_explorer(app: str, actions: int, minutes: float, db: Path) -> tuple[dict
         keys = {k for s in lib.list(status="verified") if (k := skill_key(s)) is not None}
         timeline.append((time.monotonic() - t0, st.total_actions, keys))
 
+    false_ok = checked = 0
     try:
-        ex = Explorer(env, lib, graph, load_profile("default"), Budget(max_actions=actions, minutes=minutes),
-                      app=app, on_progress=snap)
+        ex = cls(env, lib, graph, load_profile("default"), Budget(max_actions=actions, minutes=minutes),
+                 app=app, verify_runs=VERIFY_RUNS, on_progress=snap)
         st = ex.run()
         snap(st)
-        false_ok, checked = false_verified(ex, lib, limit=8)
+        if check_false:
+            false_ok, checked = false_verified(ex, lib, limit=8)
     finally:
         env.close()
     seen = {k for s in lib.list() if s.postcondition.effects and (k := skill_key(s)) is not None}
-    out = {"seen_keys": sorted(seen), "seconds": time.monotonic() - t0, "explore_actions": st.explore_actions, "total_actions": st.total_actions,
+    out = {"seen_keys": sorted(seen), "seconds": time.monotonic() - t0, "explore_actions": st.explore_actions,
+           "actions": st.total_actions, "total_actions": st.total_actions,
            "resets": st.resets, "states": graph.counts()["states"], "skills": len(lib),
            "verified": len(lib.list(status="verified")), "unverified": len(lib.list(status="unverified")),
            "failed": len(lib.list(status="failed")), "stopped": st.stopped, "effects": st.effects,
@@ -150,128 +154,6 @@ def false_verified(ex: Any, lib: Any, limit: int) -> tuple[int, int]:
         bad += res.ok
         n += 1
     return bad, n
-
-
-# -- baselines ----------------------------------------------------------------------------------------
-class Counter:
-    def __init__(self, env: Any, actions: int, minutes: float) -> None:
-        self.env, self.left, self.deadline, self.n, self.t0 = env, actions, time.monotonic() + minutes * 60, 0, 0.0
-        self.t0 = time.monotonic()
-        self.timeline: list[tuple[float, int, set]] = []
-        self.keys: set = set()
-
-    def ok(self) -> bool:
-        return self.n < self.left and time.monotonic() < self.deadline
-
-    def act(self, action: Any) -> None:
-        self.n += 1
-        try:
-            self.env.act(action)
-        except Exception:  # noqa: BLE001 - a baseline keeps going
-            pass
-
-    def reset(self) -> Any:
-        self.n += 1
-        return self.env.reset()
-
-    def observe(self) -> Any:
-        """A look; an app that crashed or a window that vanished mid-look is reset (counted), as the explorer does."""
-        from cua.env.base import EnvError
-
-        try:
-            return self.env.observe()
-        except EnvError:
-            return self.reset()
-
-    def credit(self, key: Any) -> None:
-        if key is not None:
-            self.keys.add(key)
-        self.timeline.append((time.monotonic() - self.t0, self.n, set(self.keys)))
-
-
-def _changed(a: Any, b: Any) -> bool:
-    from skills.effects import diff_effects
-    from skills.graph import state_key
-
-    return state_key(a) != state_key(b) or bool(diff_effects(a, b))
-
-
-def run_random(app: str, actions: int, minutes: float, seed: int = 0) -> tuple[dict[str, Any], list]:
-    from cua.actions import Click, Key
-    from skills.profile import candidates, load_profile
-
-    prof, rng = load_profile("default"), random.Random(seed)
-    env = open_env(app)
-    try:
-        c = Counter(env, actions, minutes)
-        obs = c.reset()
-        while c.ok():
-            cands = [e for e in candidates(obs) if not prof.denied(e.name)]
-            if not cands or rng.random() < 0.05:
-                c.act(Key(key="esc"))
-                new = c.observe()
-            else:
-                el = rng.choice(cands)
-                c.act(Click(x=el.center[0], y=el.center[1]))
-                new = c.observe()
-                if _changed(obs, new):
-                    c.credit(key_of(el.role, el.name, _menu_parent(el.path)))
-            obs = new
-            if not obs.elements:
-                obs = c.reset()
-    finally:
-        env.close()
-    return {"actions": c.n, "seconds": time.monotonic() - c.t0}, c.timeline
-
-
-def run_bfs(app: str, actions: int, minutes: float) -> tuple[dict[str, Any], list]:
-    """Breadth-first crawl: for each state (reached by reset + replaying its path), click each control once."""
-    from cua.actions import Click
-    from skills.graph import state_key
-    from skills.profile import candidates, load_profile
-
-    prof = load_profile("default")
-    env = open_env(app)
-    try:
-        c = Counter(env, actions, minutes)
-        root = c.reset()
-        seen = {state_key(root)}
-        queue: deque[list[str]] = deque([[]])
-        while queue and c.ok():
-            path = queue.popleft()
-            obs = _goto(c, env, path)
-            if obs is None:
-                continue
-            for el in [e for e in candidates(obs) if not prof.denied(e.name)]:
-                if not c.ok():
-                    break
-                if (obs := _goto(c, env, path)) is None or obs.by_signature(el.signature) is None:
-                    break
-                cur = obs.by_signature(el.signature)
-                c.act(Click(x=cur.center[0], y=cur.center[1]))
-                new = c.observe()
-                if _changed(obs, new):
-                    c.credit(key_of(el.role, el.name, _menu_parent(el.path)))
-                k = state_key(new)
-                if k not in seen and new.elements:
-                    seen.add(k)
-                    queue.append(path + [el.signature])
-    finally:
-        env.close()
-    return {"actions": c.n, "seconds": time.monotonic() - c.t0, "states": len(seen)}, c.timeline
-
-
-def _goto(c: Counter, env: Any, path: list[str]) -> Any:
-    from cua.actions import Click
-
-    obs = c.reset()
-    for sig in path:
-        el = obs.by_signature(sig)
-        if el is None or not c.ok():
-            return None
-        c.act(Click(x=el.center[0], y=el.center[1]))
-        obs = c.observe()
-    return obs
 
 
 # -- report -------------------------------------------------------------------------------------------
@@ -316,11 +198,11 @@ def main() -> None:
                 finally:
                     env.close()
             console.print(f"[bold]{app}[/]: {len(truth)} actionable controls (ground truth); exploring ...")
-            ex, ex_tl = run_explorer(app, actions, minutes, Path(d) / "lib.db")
+            ex, ex_tl = run_strategy(app, actions, minutes, Path(d) / "lib.db", "explorer", check_false=True)
             console.print(f"  explorer done ({ex['total_actions']} actions); random baseline ...")
-            rnd, rnd_tl = run_random(app, actions, minutes)
+            rnd, rnd_tl = run_strategy(app, actions, minutes, Path(d) / "random.db", "random")
             console.print("  breadth-first baseline ...")
-            bfs, bfs_tl = run_bfs(app, actions, minutes)
+            bfs, bfs_tl = run_strategy(app, actions, minutes, Path(d) / "bfs.db", "bfs")
         row: dict[str, Any] = {"truth": len(truth), "truth_enabled": sum(t["sensitive"] for t in truth),
                                "explorer": ex, "random": rnd, "bfs": bfs}
         for name, tl in (("explorer", ex_tl), ("random", rnd_tl), ("bfs", bfs_tl)):
@@ -329,7 +211,8 @@ def main() -> None:
             row[name]["at_minutes"] = {f"{t / 60:g}": at(tl, truth, seconds=t) for t in checkpoints_t}
             row[name]["at_actions"] = {str(n): at(tl, truth, actions=n) for n in checkpoints_n}
         ver = ex["verified"]
-        row["explorer"]["coverage_effect_seen"] = covered(truth, {tuple(k) for k in ex.pop("seen_keys")})
+        for name in ("explorer", "random", "bfs"):  # skills made, verified or not: the effect was seen once
+            row[name]["coverage_effect_seen"] = covered(truth, {tuple(k) for k in row[name].pop("seen_keys")})
         row["false_verified_rate"] = ex["false_verified"] / ex["false_verified_checked"] \
             if ex["false_verified_checked"] else None
         r = row["random"]["coverage"]["share"]
@@ -338,21 +221,21 @@ def main() -> None:
         console.print(f"  explorer {row['explorer']['coverage']['share']:.0%} ({ver} verified), "
                       f"random {r:.0%}, bfs {row['bfs']['coverage']['share']:.0%}")
         share = row["explorer"]["coverage"]["share"]
-        summary += [row_(f"{app}: controls in effect-verified skills", share, r, "random clicks, unverified"),
+        summary += [row_(f"{app}: controls in effect-verified skills", share, r, "random clicks, same verification"),
                     row_(f"{app}: vs breadth-first crawler", share, row["bfs"]["coverage"]["share"],
-                         "breadth-first, unverified")]
+                         "breadth-first, same verification")]
         out = bench.write(json.loads(json.dumps(result, default=list)), summary)  # after every app: a kill keeps the rest
     table = Table(title=f"explore_bench: coverage of actionable controls, {actions} total actions / {minutes:g} min "
                         "per run, default profile")
-    for col in ("app", "controls", "explorer (verified)", "explorer (effect seen)", "random", "breadth-first",
-                "x random", "false-verified", "actions (expl/rand/bfs)"):
+    for col in ("app", "controls", "explorer (verified)", "random (verified)", "breadth-first (verified)",
+                "x random", "effect seen (expl/rand/bfs)", "false-verified", "actions (expl/rand/bfs)"):
         table.add_column(col)
     for app, row in result["apps"].items():
         e, r, b = (row[k]["coverage"] for k in ("explorer", "random", "bfs"))
         table.add_row(app, str(row["truth"]), f"{e['covered']}/{e['total']} = {e['share']:.0%}",
-                      f"{row['explorer']['coverage_effect_seen']['share']:.0%}",
                       f"{r['share']:.0%}", f"{b['share']:.0%}",
                       f"{row['ratio_vs_random']:.1f}" if row["ratio_vs_random"] else "-",
+                      " / ".join(f"{row[k]['coverage_effect_seen']['share']:.0%}" for k in ("explorer", "random", "bfs")),
                       f"{row['explorer']['false_verified']}/{row['explorer']['false_verified_checked']}",
                       f"{row['explorer']['total_actions']}/{row['random']['actions']}/{row['bfs']['actions']}")
     console.print(table)

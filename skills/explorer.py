@@ -65,7 +65,7 @@ class Explorer(Navigator):
     """Depth-first explorer over one env; writes the graph and the library as it goes."""
 
     def __init__(self, env: Any, library: SkillLibrary, graph: UIGraph, profile: Profile, budget: Budget,
-                 app: str, verify_runs: int = 1, on_progress: Callable[[Stats], None] | None = None,
+                 app: str, verify_runs: int = 2, on_progress: Callable[[Stats], None] | None = None,
                  only: str | None = None, screens: str | Path | None = None, pool: Any = None) -> None:
         self.lib, self.graph, self.profile, self.budget = library, graph, profile, budget
         self.env = CountingEnv(env, self)
@@ -120,19 +120,7 @@ class Explorer(Navigator):
         """Explore until the budget runs out or no open state is left; resumes a stored graph."""
         waiting = False
         try:
-            self.start_obs = self.reset(wait=30.0)
-            self.stats.resets -= 1
-            if not clickable(self.start_obs):
-                raise EnvError(f"the app shows nothing to explore (no visible, enabled, named controls in "
-                               f"{len(self.start_obs.elements)} elements); is AT-SPI working? try `cua observe`")
-            second = self.observe()
-            for _ in range(2):  # a few looks at the start state reveal what changes by itself
-                self.learn_volatile(self.start_obs, second)
-                if clickable(second):
-                    self.start_obs, second = second, self.observe()
-            self.start_obs = second if clickable(second) else self.start_obs
-            self.root = state_key(self.start_obs)
-            self.start_values = self.values(self.start_obs)
+            self.begin()
             stored_root = self.graph.get_meta("root")
             if stored_root and stored_root != self.root.exact:
                 self.note("the start state differs from the stored graph's root (the app changed?)")
@@ -176,6 +164,22 @@ class Explorer(Navigator):
         self.stats.states = self.graph.counts()["states"]
         self.progress()
         return self.stats
+
+    def begin(self) -> None:
+        """A fresh start state (its reset not counted), looked at a few times to learn what changes by itself."""
+        self.start_obs = self.reset(wait=30.0)
+        self.stats.resets -= 1
+        if not clickable(self.start_obs):
+            raise EnvError(f"the app shows nothing to explore (no visible, enabled, named controls in "
+                           f"{len(self.start_obs.elements)} elements); is AT-SPI working? try `cua observe`")
+        second = self.observe()
+        for _ in range(2):  # a few looks at the start state reveal what changes by itself
+            self.learn_volatile(self.start_obs, second)
+            if clickable(second):
+                self.start_obs, second = second, self.observe()
+        self.start_obs = second if clickable(second) else self.start_obs
+        self.root = state_key(self.start_obs)
+        self.start_values = self.values(self.start_obs)
 
     def _next_state(self) -> dict[str, Any] | None:
         """The shallowest open state in scope (--only) that no other worker has claimed."""
@@ -317,15 +321,10 @@ class Explorer(Navigator):
         skill = None
         if cand.kind != "scroll" and effect != "error_dialog" and self.lib.get(" › ".join(child_names)) is None:
             # stored before the transition: a kill here leaves an unverified skill the next run verifies
-            skill = unit_skill(self.app, child_names, all_steps, cand, self._pre, new, self.start_obs, effects)
-            skill.extra["state"] = new_key.exact
-            self.lib.add(skill)
-            self.stats.skills += 1
+            skill = self.add_skill(child_names, all_steps, cand, new, effects)
         self.graph.add_transition(key, cand.key, steps[0], new_key, effect, time.monotonic() - t)
         if skill is not None:
-            self.pending.append(skill.name)
-            if len(self.pending) >= VERIFY_BATCH:
-                self.flush()
+            self.queue_verify(skill.name)
         if effect == "value_change" and skill is not None and len(steps) == 1 and cand.kind == "click" \
                 and "~" not in key.exact:
             self._changers.setdefault(key.exact, []).append((rec, child_names, skill.name, new))
@@ -338,6 +337,21 @@ class Explorer(Navigator):
             finally:
                 if self.pool is not None:
                     self.pool.release(new_key.exact)
+
+    def add_skill(self, names: list[str], steps: list[dict[str, Any]], cand: Candidate, new: Observation,
+                  effects: list[Any]) -> Any:
+        """Store the unit skill that replays `steps` from the start and clicks `cand` (unverified yet)."""
+        skill = unit_skill(self.app, names, steps, cand, self._pre, new, self.start_obs, effects)
+        skill.extra["state"] = state_key(new).exact
+        self.lib.add(skill)
+        self.stats.skills += 1
+        return skill
+
+    def queue_verify(self, name: str) -> None:
+        """Verify `name` with the next batch (skills.verify.verify_batch)."""
+        self.pending.append(name)
+        if len(self.pending) >= VERIFY_BATCH:
+            self.flush()
 
     # -- value contexts -------------------------------------------------------------------------
     def add_context(self, key: StateKey, st: dict[str, Any]) -> None:

@@ -2,7 +2,7 @@
 
 A skill is "verified" only when (1) its postcondition names at least one typed effect (skills.effects;
 "the menu's items are gone" is none), (2) the effect, first seen when the control was explored, holds
-again on every one of `verify_runs` (default 1) replays, each from a provably fresh start state, and
+again on every one of `verify_runs` (default 2) replays, each from a provably fresh start state, and
 (3) the negative control fails: the same run with its final action moved to a neutral spot (a click on nothing in the front window) must NOT satisfy the postcondition,
 the spot is found on the screen just before the final action, when the skill was explored.
 A skill whose only effects are those of the path leading to it is "unverified" too. A skill that fails (1) or (3) is "unverified";

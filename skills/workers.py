@@ -71,7 +71,7 @@ def add_stats(parts: list[Stats]) -> Stats:
 
 
 def explore_parallel(make_env: Callable[[], Any], db: str | Path, profile: Any, budget: Budget, app: str,
-                     workers: int = 2, verify_runs: int = 1, only: str | None = None,
+                     workers: int = 2, verify_runs: int = 2, only: str | None = None,
                      screens: str | Path | None = None,
                      on_progress: Callable[[Stats], None] | None = None) -> Stats:
     """Run `workers` explorers (threads, one env each) on one graph/library file; returns the summed stats."""

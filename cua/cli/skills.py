@@ -80,8 +80,8 @@ def register(app: typer.Typer) -> None:
         minutes: float = typer.Option(15.0, help="Wall-clock budget."),
         max_depth: int = typer.Option(0, help="Deepest state explored (0: the app profile's value)."),
         max_branch: int = typer.Option(200, help="Candidates tried per state."),
-        verify_runs: int = typer.Option(1, min=1, help="Replays from a fresh start that verify each new skill "
-                                        "(besides the explored run that saw its effect)."),
+        verify_runs: int = typer.Option(2, min=1, help="Replays from a fresh reset on which each new skill's "
+                                        "effect must hold again before it is verified."),
         profile: Path | None = typer.Option(None, help="Explorer profile TOML (default: skills/profiles/APP.toml)."),  # noqa: B008
         sources: str = typer.Option("a11y", help="Perception sources for the env (a11y is fast; 'ocr,vision' "
                                                "explores an app without an accessibility tree)."),
