@@ -20,16 +20,10 @@ from skills.effects import skill_effects
 from skills.explorer import Explorer
 from skills.graph import is_visible, state_key
 from skills.navigate import BudgetExhausted
-from skills.profile import clean_name
 
 RESTART = 0.05  # per step, the random walk restarts the app (DroidBot's random policy restarts it too)
 ESCAPE = 0.05  # per step, it presses Escape instead of clicking
 MAX_WALK = 20  # a walk that long restarts: its skills' replays would be as long
-
-
-def label_of(cand: Candidate) -> str:
-    label = clean_name(cand.el.name) or cand.el.role
-    return label if cand.kind == "click" else f"{cand.kind.replace('_', '-')} {label}"
 
 
 class Baseline(Explorer):
@@ -42,7 +36,8 @@ class Baseline(Explorer):
         super().flush()
 
     def choices(self) -> list[Candidate]:
-        """What may be clicked on the current screen: the explorer's own candidates, less denied ones."""
+        """What may be clicked on the current screen: the explorer's own candidates for a state below the
+        start (no right-click on the content area), less denied ones."""
         return [c for c in candidates(self._obs, self.profile, None, depth=1)
                 if not self.profile.denied(c.el.name)]
 
@@ -59,9 +54,9 @@ class Baseline(Explorer):
             return False, None  # the app closed
         effects = skill_effects(self.start_obs, self._pre, new, cand.el.signature, self.volatile_slots,
                                 self.volatile)
-        name = " › ".join([*names, label_of(cand)])
+        name = " › ".join([*names, cand.label])
         if any(not e.inherited for e in effects) and self.lib.get(name) is None:
-            skill = self.add_skill([*names, label_of(cand)], prefix + steps, cand, new, effects)
+            skill = self.add_skill([*names, cand.label], prefix + steps, cand, new, effects)
             self.queue_verify(skill.name)
         self.progress()
         return True, {"action": steps[0], "point": point, "dst": state_key(new).exact}
@@ -110,7 +105,7 @@ class RandomWalk(Baseline):
                 prefix, names = [], []
                 continue
             prefix += steps_for(cand)
-            names.append(label_of(cand))
+            names.append(cand.label)
 
 
 class BreadthFirst(Baseline):
@@ -131,7 +126,7 @@ class BreadthFirst(Baseline):
                 done, rec = self.attempt(cand, [r["action"] for r in recs], names)
                 if done and len(steps_for(cand)) == 1 and rec["dst"] not in seen:
                     seen.add(rec["dst"])
-                    queue.append(([*recs, rec], [*names, label_of(cand)]))
+                    queue.append(([*recs, rec], [*names, cand.label]))
 
     def goto(self, recs: list[dict[str, Any]]) -> Any:
         """Reset and replay a recorded path, finding each target by its signature; None when one is gone."""

@@ -120,15 +120,15 @@ def run_strategy(app: str, actions: int, minutes: float, db: Path, strategy: str
                  app=app, verify_runs=VERIFY_RUNS, on_progress=snap)
         st = ex.run()
         snap(st)
-        spent = st.total_actions  # the false-verified check below acts too, outside the budget compared
+        spent, resets = st.total_actions, st.resets  # the false-verified check below acts too, outside the budget
         if check_false:
             false_ok, checked = false_verified(ex, lib, limit=8)
     finally:
         env.close()
     seen = {k for s in lib.list() if s.postcondition.effects and (k := skill_key(s)) is not None}
     out = {"seen_keys": sorted(seen), "seconds": time.monotonic() - t0, "explore_actions": st.explore_actions,
-           "actions": spent, "total_actions": spent,
-           "resets": st.resets, "states": graph.counts()["states"], "skills": len(lib),
+           "total_actions": spent,
+           "resets": resets, "states": graph.counts()["states"], "skills": len(lib),
            "verified": len(lib.list(status="verified")), "unverified": len(lib.list(status="unverified")),
            "failed": len(lib.list(status="failed")), "stopped": st.stopped, "effects": st.effects,
            "false_verified": false_ok, "false_verified_checked": checked,
@@ -238,7 +238,7 @@ def main() -> None:
                       f"{row['ratio_vs_random']:.1f}" if row["ratio_vs_random"] else "-",
                       " / ".join(f"{row[k]['coverage_effect_seen']['share']:.0%}" for k in ("explorer", "random", "bfs")),
                       f"{row['explorer']['false_verified']}/{row['explorer']['false_verified_checked']}",
-                      f"{row['explorer']['total_actions']}/{row['random']['actions']}/{row['bfs']['actions']}")
+                      "/".join(str(row[k]["total_actions"]) for k in ("explorer", "random", "bfs")))
     console.print(table)
     eq = Table(title="coverage at equal TOTAL actions (explorer / random / breadth-first) and at elapsed minutes")
     eq.add_column("app")

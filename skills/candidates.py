@@ -32,6 +32,12 @@ class Candidate:
     text: str = ""
 
     @property
+    def label(self) -> str:
+        """How a UI path names it: the control's name (or role), prefixed for the non-click kinds."""
+        label = clean_name(self.el.name) or self.el.role
+        return label if self.kind == "click" else f"{self.kind.replace('_', '-')} {label}"
+
+    @property
     def key(self) -> str:
         """What the graph records as tried: the signature, prefixed for the non-click kinds."""
         return self.el.signature if self.kind == "click" else f"{self.kind}:{self.el.signature}"

@@ -296,9 +296,7 @@ class Explorer(Navigator):
                 self.reset()
             return
         rec = {"action": steps[0], "point": point, "dst": new_key.exact}
-        label = clean_name(cand.el.name) or cand.el.role
-        child_names = names + ([label] if cand.kind == "click" else [f"{cand.kind.replace('_', '-')} {label}"]) \
-            if cand.kind != "scroll" else names
+        child_names = [*names, cand.label] if cand.kind != "scroll" else names
         all_steps = [s["action"] for s in st["prefix"]] + steps
         # menus are entered at once (cheap to back out of); a dialog or other new screen is left open for the
         # main loop, which takes the shallowest open state first: the start state's controls before dialogs
