@@ -80,7 +80,8 @@ def test_owner_is_served_through_200_idle_sockets_and_strangers_are_cut(tmp_path
         try:
             if slow:
                 for s in socks[-50:]:  # keep trickling: one more byte each, still no complete head
-                    s.sendall(b"E")
+                    with contextlib.suppress(OSError):  # the server may already have cut it (what it should do)
+                        s.sendall(b"E")
             # The owner opens a fresh connection from the same address and is answered (uvicorn's stock
             # limit_concurrency=64 answered 503 here). The 1 s requirement is measured by
             # benchmarks/guest_attack_bench.py; here a loaded CI machine gets a wider client timeout.
