@@ -54,9 +54,9 @@ class Baseline(Explorer):
             return False, None  # the app closed
         effects = skill_effects(self.start_obs, self._pre, new, cand.el.signature, self.volatile_slots,
                                 self.volatile)
-        name = " › ".join([*names, cand.label])
-        if any(not e.inherited for e in effects) and self.lib.get(name) is None:
-            skill = self.add_skill([*names, cand.label], prefix + steps, cand, new, effects)
+        path = [*names, cand.label]
+        if any(not e.inherited for e in effects) and self.lib.get(" › ".join(path)) is None:
+            skill = self.add_skill(path, prefix + steps, cand, new, effects)
             self.queue_verify(skill.name)
         self.progress()
         return True, {"action": steps[0], "point": point, "dst": state_key(new).exact}
