@@ -7,7 +7,7 @@ APT_PACKAGES := xvfb xauth openbox xdotool x11-utils x11-xserver-utils dbus dbus
 	python3-pyatspi gir1.2-atspi-2.0 chromium mousepad galculator featherpad gnome-calculator fonts-dejavu-core fonts-liberation2 \
 	fonts-noto-cjk tesseract-ocr tesseract-ocr-eng shellcheck iproute2 libgl1 libglib2.0-0 python3-venv \
 	x11vnc websockify novnc xtightvncviewer \
-	ffmpeg graphviz mmdebstrap qemu-system-x86 qemu-utils e2fsprogs openssh-client
+	ffmpeg graphviz mmdebstrap qemu-system-x86 qemu-utils e2fsprogs openssh-client wordnet-base
 export PYTHONDONTWRITEBYTECODE := 1
 
 .PHONY: setup apt venv demo test bench train-detector lint clean osworld-golden osworld-apps

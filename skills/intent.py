@@ -97,7 +97,7 @@ def splits(request: str, most: int = 3, keep: tuple[str, ...] = ()) -> list[list
         protected = re.sub(re.escape(phrase), hold, protected, flags=re.IGNORECASE)
     restore = re.compile(r"\0(\d+)\0")
     parts = [restore.sub(lambda m: held[int(m.group(1))], p).strip(" .") for p in _SPLIT.split(protected)]
-    parts = [p for p in parts if p]
+    parts = [p for p in parts if p and _FILLER_END.sub("", _FILLER.sub("", f"{p} ")).strip(" ,.!?")]  # not "please"
     if len(parts) < 2 or len(parts) > most:
         return []
     verb = _VERB.match(parts[0])

@@ -18,7 +18,7 @@ from skills.skill import Skill
 
 EXPORT_FORMAT = "cua-skills"
 EXPORT_VERSION = 1
-_STOP = {"the", "a", "an", "to", "of", "and", "in", "on", "for", "it", "with", "from", "this", "that",
+STOP_WORDS = {"the", "a", "an", "to", "of", "and", "in", "on", "for", "it", "with", "from", "this", "that",
          "me", "my", "please", "then", "is", "be", "into", "by", "at", "or", "as"}
 
 SCHEMA = """
@@ -40,7 +40,7 @@ def tokenize(text: str) -> list[str]:
     """Lowercase word tokens with a light stemmer, stop words dropped (for BM25)."""
     out = []
     for w in re.findall(r"[a-z0-9]+", text.lower()):
-        if w in _STOP:
+        if w in STOP_WORDS:
             continue
         for suf in ("ing", "es", "s", "ed"):
             if len(w) > len(suf) + 3 and w.endswith(suf):

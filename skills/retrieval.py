@@ -17,7 +17,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from skills.library import tokenize
+from skills import wordnet
+from skills.library import STOP_WORDS, tokenize
 from skills.skill_text import aliases, document, phrases, synonyms, ui_path
 
 METHODS = ("fused", "bm25", "embed")
@@ -43,11 +44,27 @@ def _without_app(text: str, app: str) -> str:
     return re.sub(rf"\bin {re.escape(app)}\b", "", text) if app else text
 
 
-def _label_sets(label: str) -> list[tuple[set[str], int]]:
+def _label_sets(label: str) -> list[tuple[set[str], int, tuple[tuple[str, frozenset[str]], ...]]]:
     """For each name of the control (skills.skill_text.aliases): its words with the label's synonyms,
-    and how many words the name itself has."""
+    how many words the name itself has, and its plain words with their stems (for WordNet)."""
     syn = set(tokenize(synonyms(label)))
-    return [(set(tokenize(a)) | syn, len(set(tokenize(a))) or 1) for a in aliases(label)]
+    return [(set(tokenize(a)) | syn, len(set(tokenize(a))) or 1,
+             tuple((w, frozenset(tokenize(w))) for w in _plain(a))) for a in aliases(label)]
+
+
+def _plain(text: str) -> list[str]:
+    """Lower-case words, unstemmed, stop words out: what WordNet looks up."""
+    return [w for w in re.findall(r"[a-z]+", text.lower()) if w not in STOP_WORDS and len(w) > 2]
+
+
+def _named(qset: set[str], qplain: list[str], words: set[str], plain: tuple[tuple[str, frozenset[str]], ...]) -> int:
+    """How many words of a control's name the request names: the same word (stemmed), or a WordNet
+    synonym of one of the name's plain words ("typeface" names "Font")."""
+    hit = len(qset & words)
+    for w, stems in plain:
+        if not (stems & qset) and any(wordnet.synonymous(q, w) for q in qplain):
+            hit += 1
+    return hit
 
 
 def _and_phrases(skills: list[Any]) -> tuple[str, ...]:
@@ -181,10 +198,11 @@ class Retriever:
             words = tokenize(q)
             bm = self.bm25.normalized(words)
             qset = set(words)
+            qplain = _plain(q)
             cands = []
             for i, s in enumerate(self.skills):
                 # both ways: how much of the request the skill explains, how much of its label the request names
-                lab = max(min(1.0, len(qset & words) / n) for words, n in self.labels[i])
+                lab = max(min(1.0, _named(qset, qplain, words, plain) / n) for words, n, plain in self.labels[i])
                 lex = 0.5 * float(bm[i]) + 0.5 * lab
                 c = float(cos_rows[qi, i]) if cos_rows is not None else 0.0
                 score = lex if method == "bm25" else c if method == "embed" else w * c + (1 - w) * lex

@@ -188,3 +188,53 @@ def test_a_toggle_button_that_never_stays_down_is_a_button():
                                                  after=True))) == "toggle"
     assert kind_of(skill("check menu item")) == "toggle"
     assert kind_of(skill("check box", display)) == "toggle"
+
+
+def test_wordnet_synonyms_join_a_request_word_to_a_label_word():
+    """WordNet (Debian's wordnet-base, installed by `make setup`) joins words that share one of their
+    most common senses, and only those."""
+    from skills import wordnet
+
+    assert wordnet.available()
+    assert wordnet.synonymous("typeface", "font") and wordnet.synonymous("choose", "select")
+    assert not wordnet.synonymous("file", "disk") and not wordnet.synonymous("print", "show")
+    assert wordnet.base_forms("searches", "verb") == ["search"]
+
+
+def test_an_unverified_control_the_request_names_is_not_replaced_by_the_nearest_verified_one(lib, tmp_path):
+    """'I want the tool bar visible' with View › Toolbar explored but not verified: the find bar (whose
+    text mentions a tool bar) is the nearest verified skill, but the request is about the toolbar."""
+    other = SkillLibrary(tmp_path / "u.db")
+    other.import_json(FIXTURE)
+    for s in other.list():
+        if s.status != "verified":
+            other.record_run(s.name, True)
+    other.add(other.get("View › Toolbar").model_copy(update={"status": "unverified", "verified_runs": 0}))
+    d = decide_request("I want the tool bar visible", other, False, bound=BOUND)
+    assert d.kind == "outside" and "View › Toolbar" in d.reason and "did not verify" in d.reason, d.explain
+    d = decide_request("I want the tool bar visible", lib, False, bound=BOUND)
+    assert d.kind == "skill" and d.calls[0].skill.name == "View › Toolbar", d.explain
+    other.close()
+
+
+def test_a_match_on_a_generic_verb_alone_is_refused():
+    """'open the preferences' against File › Open matches by 'open' alone: its object names nothing of
+    the skill. 'open an existing file' names the File menu; 'open the settings' reaches Preferences by a
+    synonym of its label, not by the verb."""
+    from cua.agent.boundary import _rests_on_verb
+
+    open_ = Skill(name="File › Open", app="x")
+    go = Skill(name="Search › Go to...", app="x")
+    prefs = Skill(name="Edit › Preferences...", app="x")
+    assert _rests_on_verb("open the preferences", open_)
+    assert _rests_on_verb("could you open the about dialog please", open_)
+    assert not _rests_on_verb("open an existing file", open_)
+    assert not _rests_on_verb("load a document from disk", open_)  # "disk": a synonym of Open's label
+    assert _rests_on_verb("go to the about page", go) and not _rests_on_verb("go to line 12", go)
+    assert not _rests_on_verb("open the settings", prefs)
+
+
+def test_politeness_is_not_an_intent_of_its_own():
+    assert splits("calculator settings, please") == []
+    assert splits("show the toolbar, thanks") == []
+    assert splits("show the toolbar, then the status bar please") == [["show the toolbar", "show the status bar please"]]

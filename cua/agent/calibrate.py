@@ -1,7 +1,7 @@
 """Choosing the run/refuse boundary on a development set, and storing it with the library.
 
 Each development request names the skills that should run (none: it is outside the library). For a
-grid of (fusion weight, threshold, margin) the decision is made for every request; a run of the
+grid of (fusion weight, threshold, margin, gap weight) the decision is made for every request; a run of the
 right skills is a true positive, any other run (a wrong skill, or anything for an uncovered request)
 a false positive. The chosen point maximises right runs minus three times wrong runs; among equals,
 the threshold in the middle of the best range. The precision/recall curve over the threshold at the
@@ -18,7 +18,7 @@ from skills.retrieval import Retriever
 from skills.skill_text import ui_path
 
 WRONG_COST = 3.0
-GAP_WEIGHTS = [0.0]  # the gap rule is off unless asked for: on held-out apps it did not pay (README)
+GAP_WEIGHTS = [0.0, 0.1, 0.2]  # how much a lead over the best rival counts towards the threshold
 
 
 @dataclass
