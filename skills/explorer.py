@@ -25,7 +25,7 @@ from skills.effects import diff_effects, skill_effects
 from skills.graph import StateKey, UIGraph, base_key, is_visible, state_key, visible_signatures
 from skills.library import SkillLibrary
 from skills.navigate import BudgetExhausted, CountingEnv, Navigator
-from skills.probe import probe_toggle
+from skills.probe import plain_checks, probe_toggle
 from skills.profile import Profile, clean_name, scroll_edge
 from skills.profile import candidates as clickable
 from skills.units import unit_skill
@@ -87,6 +87,7 @@ class Explorer(Navigator):
         self.pending: list[str] = []  # made, not yet verified (verified in batches)
         self._changers: dict[str, list[tuple[dict[str, Any], list[str], str, Observation]]] = {}
         self._idle: dict[str, set[str]] = {}  # per state: controls that showed no effect of their own there
+        self._plain_checks = False  # the toolkit marks check items as plain menu items (Qt): probe those too
 
     def progress(self) -> None:
         self.stats.seconds = time.monotonic() - self.t0
@@ -280,7 +281,8 @@ class Explorer(Navigator):
         effects = skill_effects(self.start_obs, self._pre, new, cand.el.signature, self.volatile_slots,
                                 self.volatile) if ok else []
         if ok and effect in ("no_change", "known_state") and cand.kind == "click":
-            probed = probe_toggle(self, st, cand.el, new)  # a check/radio menu item: reopen its menu to look
+            self._plain_checks = self._plain_checks or plain_checks(self._pre)
+            probed = probe_toggle(self, st, cand.el, new, self._plain_checks)  # reopen its menu to look
             if probed is not None:
                 effects, effect = [probed, *effects], "value_change" if effect == "no_change" else effect
                 new = self._obs

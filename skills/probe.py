@@ -13,9 +13,20 @@ from skills.graph import is_visible
 TOGGLE_ROLES = ("check menu item", "radio menu item", "menuitemcheckbox", "menuitemradio")
 
 
-def probe_toggle(ex: Any, st: dict[str, Any], el: UIElement, new: Observation) -> Effect | None:
-    """The checked-state effect of clicking menu item `el` (seen after reopening its menu), or None."""
-    if el.role.lower() not in TOGGLE_ROLES and "checkable" not in el.states or not st["prefix"]:
+def plain_checks(obs: Observation) -> bool:
+    """Does this toolkit mark check items as plain menu items? Qt's AT-SPI bridge does: a checked item is
+    a 'menu item' with the 'checked' state, an unchecked one shows nothing that says it can be checked."""
+    return any(e.role.lower() == "menu item" and "checked" in e.states for e in obs.elements)
+
+
+def probe_toggle(ex: Any, st: dict[str, Any], el: UIElement, new: Observation,
+                 plain: bool = False) -> Effect | None:
+    """The checked-state effect of clicking menu item `el` (seen after reopening its menu), or None.
+    `plain`: every plain menu item may be a check item (see `plain_checks`)."""
+    role = el.role.lower()
+    toggleish = role in TOGGLE_ROLES or "checkable" in el.states or "checked" in el.states or (
+        plain and role == "menu item")
+    if not toggleish or not st["prefix"]:
         return None
     if new.by_signature(el.signature) is not None and is_visible(new.by_signature(el.signature), new.size):
         return None  # still on screen: the plain diff sees its state
