@@ -75,6 +75,9 @@ def _and_phrases(skills: list[Any]) -> tuple[str, ...]:
             label = label.strip(" .:…")
             if re.search(r"\s(and|&)\s", label, re.IGNORECASE) and len(label) <= 40:
                 found.add(label)
+                first = label.split()[0]  # "search and replace" is the same control as "Find and Replace"
+                found.update(f"{alt} {label[len(first) + 1:]}" for alt in synonyms(first).split()
+                             if alt not in STOP_WORDS and alt.lower() != first.lower())
     return tuple(sorted(found))
 
 

@@ -238,3 +238,9 @@ def test_politeness_is_not_an_intent_of_its_own():
     assert splits("calculator settings, please") == []
     assert splits("show the toolbar, thanks") == []
     assert splits("show the toolbar, then the status bar please") == [["show the toolbar", "show the status bar please"]]
+
+
+def test_a_synonym_of_a_control_name_with_and_in_it_is_not_split(lib):
+    """'open search and replace' is the Find and Replace dialog, not Find, then Replace."""
+    d = decide_request("open search and replace", lib, False, bound=BOUND)
+    assert d.kind == "skill" and [c.skill.name for c in d.calls] == ["Search › Find and Replace..."], d.explain
