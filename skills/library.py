@@ -19,7 +19,7 @@ from skills.skill import Skill
 EXPORT_FORMAT = "cua-skills"
 EXPORT_VERSION = 1
 STOP_WORDS = {"the", "a", "an", "to", "of", "and", "in", "on", "for", "it", "with", "from", "this", "that",
-         "me", "my", "please", "then", "is", "be", "into", "by", "at", "or", "as"}
+              "me", "my", "please", "then", "is", "be", "into", "by", "at", "or", "as"}
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS skills (

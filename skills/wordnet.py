@@ -1,7 +1,7 @@
 """Synonyms from WordNet 3.0 (Princeton), read from the files of Debian's `wordnet-base` package.
 
 Two words are synonyms when one of the most common senses of each is the same synset ("typeface" and
-"font", "pick" and "choose"): a request worded the way people talk then names a control whose label
+"font", "choose" and "select"): a request worded the way people talk then names a control whose label
 uses the other word. Only the first `SENSES` senses of a word count (WordNet orders senses by how often
 they were seen), so rare readings ("file" as a rank of soldiers) do not join unrelated words.
 

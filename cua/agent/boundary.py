@@ -21,11 +21,11 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from skills import wordnet
 from skills.intent import bind_values, is_toggle, retrieval_text, splits, strip_verb, wants_flip
 from skills.intent import clause as parse_clause
 from skills.library import skill_search_text, tokenize
 from skills.retrieval import Candidate, Retriever
-from skills import wordnet
 from skills.skill_text import dialog_title, kind_of, label_of, synonyms, ui_path
 
 OUTSIDE = "outside known skills"

@@ -1,11 +1,12 @@
 """Choosing the run/refuse boundary on a development set, and storing it with the library.
 
 Each development request names the skills that should run (none: it is outside the library). For a
-grid of (fusion weight, threshold, margin, gap weight) the decision is made for every request; a run of the
-right skills is a true positive, any other run (a wrong skill, or anything for an uncovered request)
+grid of (fusion weight, threshold, margin, gap weight) the decision is made for every request; a run
+of the right skills is a true positive, any other run (a wrong skill, or anything for an uncovered request)
 a false positive. The chosen point maximises right runs minus three times wrong runs; among equals,
-the one nearest the shipped default (cua.agent.boundary.DEFAULT_BOUNDARY). The precision/recall curve over the threshold at the
-chosen weight and margin is kept with it (library meta `boundary.<method>`).
+the one nearest the shipped default (cua.agent.boundary.DEFAULT_BOUNDARY). The precision/recall
+curve over the threshold at the chosen weight, margin and gap weight is kept with it (library meta
+`boundary.<method>`).
 """
 
 from __future__ import annotations
@@ -94,8 +95,7 @@ def choose(rows: list[dict[str, Any]]) -> dict[str, Any]:
         return r["right"] - WRONG_COST * r["wrong"]
 
     def distance(r: dict[str, Any]) -> float:
-        return sum(abs(r[k] - DEFAULT_BOUNDARY[b]) for k, b in (("threshold", "threshold"), ("w", "w"),
-                                                              ("margin", "margin"), ("gap_weight", "gap_weight")))
+        return sum(abs(r[k] - DEFAULT_BOUNDARY[k]) for k in ("threshold", "w", "margin", "gap_weight"))
     best = max(util(r) for r in rows)
     return dict(min((r for r in rows if util(r) == best), key=lambda r: (distance(r), r["threshold"])))
 
