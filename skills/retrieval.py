@@ -57,12 +57,14 @@ def _plain(text: str) -> list[str]:
     return [w for w in re.findall(r"[a-z]+", text.lower()) if w not in STOP_WORDS and len(w) > 2]
 
 
-def _named(qset: set[str], qplain: list[str], words: set[str], plain: tuple[tuple[str, frozenset[str]], ...]) -> int:
+def _named(qset: set[str], qplain: tuple[set[str], frozenset[str]], words: set[str],
+           plain: tuple[tuple[str, frozenset[str]], ...]) -> int:
     """How many words of a control's name the request names: the same word (stemmed), or a WordNet
-    synonym of one of the name's plain words ("typeface" names "Font")."""
+    synonym of one of the name's plain words ("typeface" names "Font"). `qplain`: the request's plain
+    words and the union of their senses."""
     hit = len(qset & words)
     for w, stems in plain:
-        if not (stems & qset) and any(wordnet.synonymous(q, w) for q in qplain):
+        if not (stems & qset) and wordnet.synonym_of_any(w, *qplain):
             hit += 1
     return hit
 
@@ -201,7 +203,8 @@ class Retriever:
             words = tokenize(q)
             bm = self.bm25.normalized(words)
             qset = set(words)
-            qplain = _plain(q)
+            plain_q = set(_plain(q))
+            qplain = (plain_q, wordnet.senses_of(plain_q))  # once per request, not per skill and word
             cands = []
             for i, s in enumerate(self.skills):
                 # both ways: how much of the request the skill explains, how much of its label the request names

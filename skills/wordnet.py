@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
@@ -30,20 +31,20 @@ _SUFFIXES = {
     "adv": (),
 }
 _lock = threading.Lock()
-_index: dict[str, dict[str, tuple[str, ...]]] | None = None
-_exceptions: dict[str, dict[str, str]] = {}
+_index: dict[str, tuple[dict[str, tuple[str, ...]], dict[str, str]]] | None = None
 
 
 def available() -> bool:
     return all((ROOT / f"index.{p}").exists() for p in POS)
 
 
-def _load() -> dict[str, dict[str, tuple[str, ...]]]:
-    """Per part of speech: lemma -> its synset offsets, most common sense first."""
+def _load() -> dict[str, tuple[dict[str, tuple[str, ...]], dict[str, str]]]:
+    """Per part of speech: lemma -> its synset offsets (most common sense first), and the irregular
+    forms (`<pos>.exc`: inflected -> base)."""
     global _index
     with _lock:
         if _index is None:
-            index: dict[str, dict[str, tuple[str, ...]]] = {}
+            index = {}
             for pos in POS:
                 table: dict[str, tuple[str, ...]] = {}
                 path = ROOT / f"index.{pos}"
@@ -56,20 +57,18 @@ def _load() -> dict[str, dict[str, tuple[str, ...]]]:
                         n_senses = int(f[2])
                         table[f[0]] = tuple(f[6 + n_ptr: 6 + n_ptr + n_senses])
                 exc = ROOT / f"{pos}.exc"
-                if exc.exists():
-                    _exceptions[pos] = {a: b for a, b, *_ in (ln.split() for ln in exc.read_text().splitlines()
-                                                                if len(ln.split()) >= 2)}
-                index[pos] = table
+                rows = (ln.split() for ln in exc.read_text().splitlines()) if exc.exists() else ()
+                index[pos] = (table, {r[0]: r[1] for r in rows if len(r) >= 2})
             _index = index
     return _index
 
 
 def base_forms(word: str, pos: str) -> list[str]:
     """The word's dictionary forms for one part of speech ("searches" -> "search"), as WordNet's morphy."""
-    table = _load()[pos]
+    table, exceptions = _load()[pos]
     word = word.lower()
     out = [word] if word in table else []
-    exc = _exceptions.get(pos, {}).get(word)
+    exc = exceptions.get(word)
     if exc and exc in table:
         out.append(exc)
     for suffix, repl in _SUFFIXES[pos]:
@@ -88,11 +87,20 @@ def senses(word: str) -> frozenset[str]:
     found: set[str] = set()
     for pos in POS:
         for base in base_forms(word, pos)[:1]:
-            found.update(f"{pos[0]}:{off}" for off in _load()[pos][base][:SENSES])
+            found.update(f"{pos[0]}:{off}" for off in _load()[pos][0][base][:SENSES])
     return frozenset(found)
 
 
 def synonymous(a: str, b: str) -> bool:
     """Same word, or words that share one of their most common senses."""
-    a, b = a.lower(), b.lower()
-    return a == b or bool(senses(a) & senses(b))
+    return synonym_of_any(a, {b.lower()}, senses(b))
+
+
+def synonym_of_any(word: str, words: set[str], their_senses: frozenset[str]) -> bool:
+    """`synonymous(word, w)` for some w of `words` (lower-case), given the union of their senses
+    (`senses_of(words)`, computed once for many words)."""
+    return word.lower() in words or bool(senses(word) & their_senses)
+
+
+def senses_of(words: Iterable[str]) -> frozenset[str]:
+    return frozenset().union(*map(senses, words))

@@ -299,11 +299,12 @@ def _rests_on_verb(text: str, skill: Any) -> bool:
     obj = [w for w in re.findall(r"[a-z]+", plain[m.end():].lower()) if tokenize(w) and not set(tokenize(w)) & verb]
     path = ui_path(skill)
     named = " ".join([*path, synonyms(path[-1]) if path else "", dialog_title(skill) or ""])
-    if not obj or not verb & set(tokenize(named)):
-        return False
     words = set(tokenize(named))
-    plain_named = re.findall(r"[a-z]+", named.lower())
-    return not any(set(tokenize(w)) & words or any(wordnet.synonymous(w, n) for n in plain_named) for w in obj)
+    if not obj or not verb & words:
+        return False
+    plain_named = set(re.findall(r"[a-z]+", named.lower()))
+    their = wordnet.senses_of(plain_named)
+    return not any(set(tokenize(w)) & words or wordnet.synonym_of_any(w, plain_named, their) for w in obj)
 
 
 def _unverified_rival(cands: list[Any], best: Any) -> Any:
