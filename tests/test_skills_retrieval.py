@@ -244,3 +244,17 @@ def test_a_synonym_of_a_control_name_with_and_in_it_is_not_split(lib):
     """'open search and replace' is the Find and Replace dialog, not Find, then Replace."""
     d = decide_request("open search and replace", lib, False, bound=BOUND)
     assert d.kind == "skill" and [c.skill.name for c in d.calls] == ["Search › Find and Replace..."], d.explain
+
+
+def test_explain_says_when_wordnet_is_missing(lib, monkeypatch):
+    from skills import wordnet
+
+    assert not any("WordNet" in e for e in decide_request("change the font", lib, False, bound=BOUND).explain)
+    monkeypatch.setattr(wordnet, "ROOT", Path("/nonexistent/wordnet"))
+    wordnet.senses.cache_clear()
+    try:
+        d = decide_request("change the font", lib, False, bound=BOUND)
+        assert any("WordNet is not installed" in e and "wordnet-base" in e for e in d.explain), d.explain
+        assert not wordnet.synonymous("typeface", "font")  # degraded, not broken
+    finally:
+        wordnet.senses.cache_clear()

@@ -411,6 +411,9 @@ def decide_request(task: str, library: Any, has_model: bool, method: str = "fuse
     explain = [f"retrieval: {method} (threshold {bound['threshold']:.3f}, margin {bound['margin']:.3f}"
                f"{', weight ' + format(bound['w'], '.2f') if method == 'fused' else ''}; "
                f"{'calibrated on ' + str(bound.get('calibrated_on', 'a development set')) if bound.get('calibrated') else 'defaults, not calibrated'})"]
+    if not wordnet.available():
+        explain.append(f"WordNet is not installed ({wordnet.ROOT} is missing): synonyms such as typeface/font "
+                       "are not matched; `apt-get install wordnet-base` (or `make setup`)")
     if len(parts) > 1:
         explain.append(f"read as {len(parts)} intents: " + " | ".join(p.text for p in parts))
     for p in parts:
