@@ -3,7 +3,8 @@
 Built from what exploration saw: the UI path, the control's role (with the verbs people use for it:
 a toggle is turned on/off, shown/hidden, enabled/disabled; a radio item is switched to; a dialog is
 opened), the dialog the skill opens (its title and controls), its typed effects in words
-(skills.effects: "turns on Line Numbers"), the accessible description/tooltip and accelerator when
+(skills.effects: "turns on Line Numbers"), the text it brings on screen (an About box's version, a
+dialog's labels: `extra["shows"]`), the accessible description/tooltip and accelerator when
 the explorer recorded them (`extra["tooltip"]`, `extra["accelerator"]`), and the skill's own text.
 """
 
@@ -125,6 +126,11 @@ def dialog_controls(skill: Any, limit: int = 8) -> list[str]:
     return out[:limit]
 
 
+def shown(skill: Any) -> list[str]:
+    """The text the skill brings on screen, as exploration saw it (skills.units.shown_text)."""
+    return [str(t) for t in skill.extra.get("shows") or []] if isinstance(skill.extra, dict) else []
+
+
 def role_verbs(kind: str, label: str, parent: str = "") -> str:
     lab = label.lower()
     if kind == "toggle":
@@ -171,10 +177,9 @@ def phrases(skill: Any) -> list[str]:
     title = dialog_title(skill)
     if title:
         out.append(f"open the {title} window")
-    for key in ("tooltip", "accessible_description"):
-        val = skill.extra.get(key)
-        if val:
-            out.append(str(val)[:120])
+    told = [skill.extra.get(k) for k in ("tooltip", "accessible_description")]
+    out += [" ".join(app_as_word(str(t)[:120], getattr(skill, "app", "")).split()) for t in told if t]
+    out += [" ".join(app_as_word(t, getattr(skill, "app", "")).split()) for t in shown(skill)[:3]]
     seen: set[str] = set()
     return [p for p in out if p and not (p.lower() in seen or seen.add(p.lower()))]
 
@@ -205,6 +210,8 @@ def document(skill: Any) -> str:
         controls = dialog_controls(skill)
         if controls:
             parts.append(f"It has {', '.join(controls)}.")
+    if shown(skill):
+        parts.append(f"It shows {'; '.join(shown(skill))}.")
     for key in ("tooltip", "accessible_description", "accelerator"):
         val = skill.extra.get(key)
         if val:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from cua.perception.elements import Observation, UIElement
@@ -32,6 +33,44 @@ def _dialog_title(new: Observation, old: Observation | None) -> str | None:
                 and is_visible(e, new.size) and e.name:
             return clean_name(e.name)
     return None
+
+
+TEXT_ROLES = ("label", "static", "heading", "paragraph", "caption", "status bar", "info bar", "tool tip", "text")
+_VERSION = re.compile(r"^v?\d+(\.\d+)+([-+ ~.\w]*)?$")
+
+
+def shown_text(new: Observation, old: Observation | None, limit: int = 12) -> list[str]:
+    """The text a transition brought on screen (a dialog's labels, a bar's fields, an About box's
+    version), not its controls: what people describe a control by ("which version am I running",
+    "the line and column at the bottom"). Nothing when it opened a menu (its items are other skills)."""
+    before = {o.signature for o in old.elements if is_visible(o, old.size)} if old is not None else set()
+    appeared = [e for e in new.elements if is_visible(e, new.size) and e.signature not in before]
+    if any("menu item" in e.role for e in appeared):
+        return []
+    out: list[str] = []
+    for e in appeared:
+        text = clean_name(e.name or ("" if "editable" in e.states else e.value or "")).rstrip(":")[:100]
+        if e.role not in TEXT_ROLES or not text or (e.role == "text" and "editable" in e.states):
+            continue
+        text = f"version {text}" if _VERSION.match(text) else text
+        if text not in out:
+            out.append(text)
+    return out[:limit]
+
+
+_MODS = {"primary": "Ctrl", "control": "Ctrl", "ctrl": "Ctrl", "shift": "Shift", "alt": "Alt", "super": "Super",
+         "meta": "Meta"}
+
+
+def shortcut(keys: str | None) -> str | None:
+    """AT-SPI's key binding -> the accelerator people type: GTK's 'n;<Alt>f:n;<Primary>n' (mnemonic;
+    menu path; accelerator) -> 'Ctrl+N'; Qt's 'Ctrl+N' stays. None when the control has no accelerator."""
+    last = (keys or "").split(";")[-1].strip()
+    mods = [_MODS.get(m.lower(), m.title()) for m in re.findall(r"<(\w+)>", last)]
+    key = re.sub(r"<\w+>", "", last).strip()
+    if not key or (not mods and "+" not in key and len(key) == 1):  # a bare mnemonic letter is no shortcut
+        return None
+    return "+".join([*mods, key.upper() if len(key) == 1 else key])
 
 
 def describe(names: list[str], el: UIElement, new: Observation, old: Observation | None, app: str) -> dict[str, str]:
@@ -108,7 +147,9 @@ def unit_skill(app: str, names: list[str], steps: list[dict[str, Any]], cand: An
                                 effects=effects),
         extra={"ui_path": names, "role": el.role, "target": el.signature, "kind": cand.kind,
                "own_steps": len(steps_for(cand)), "neutral": neutral_point(pre),
-               "cues": step_cues(steps, pre, start)},
+               "cues": step_cues(steps, pre, start), "shows": shown_text(new, pre),
+               **{k: v for k, v in (("tooltip", el.attrs.get("description")),
+                                    ("accelerator", shortcut(el.attrs.get("keys")))) if v}},
     )
 
 

@@ -55,6 +55,10 @@ def test_mousepad_exploration_makes_verified_skills(explored):
         assert any(p.endswith("dialog:Find and Replace") for p in dialog.postcondition.present)
         assert "Find and Replace dialog" in dialog.description
         assert dialog.postcondition.describe().startswith("opens the dialog 'Find and Replace'")
+        # what exploration saw besides the control's name: its tooltip, its shortcut, the dialog's text
+        assert dialog.extra.get("tooltip") == "Search for and replace text"
+        assert dialog.extra.get("accelerator") == "Ctrl+R"
+        assert {"Search for", "Replace with"} <= set(dialog.extra["shows"])
         assert sum(n.startswith("Search › ") for n in verified) >= 3
         # on an empty document "Find Next" changes nothing that can be seen: kept, not verified
         assert lib.get("Search › Find Next").status == "unverified"

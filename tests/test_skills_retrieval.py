@@ -258,3 +258,32 @@ def test_explain_says_when_wordnet_is_missing(lib, monkeypatch):
         assert not wordnet.synonymous("typeface", "font")  # degraded, not broken
     finally:
         wordnet.senses.cache_clear()
+
+
+def test_what_exploration_saw_names_the_skill_its_tooltip_shortcut_and_shown_text():
+    """The tooltip (AT-SPI's description), the accelerator (its key binding) and the text a transition
+    brought on screen (labels, an About box's version) go into the skill's words; a menu's items do not."""
+    from cua.perception.elements import Observation, UIElement
+    from skills.skill_text import phrases
+    from skills.units import shortcut, shown_text
+
+    assert shortcut("g;<Alt>s:g;<Primary>l") == "Ctrl+L" and shortcut("w;<Alt>f:w;<Primary><Shift>n") == "Ctrl+Shift+N"
+    assert shortcut("l;<Alt>f:l;") is None and shortcut("Ctrl+J") == "Ctrl+J" and shortcut(None) is None
+
+    def el(role: str, name: str, y: int, **kw) -> UIElement:
+        return UIElement(id=name or role, role=role, name=name, bbox=(10, y, 80, 20), source="a11y", **kw)
+
+    before = Observation(elements=[el("menu", "Help", 0)], size=(640, 480))
+    about = Observation(elements=[*before.elements, el("dialog", "About Pad", 40), el("label", "Pad", 60),
+                                  el("label", "0.5.10", 80), el("label", "Line number:", 100),
+                                  el("text", "", 120, value="typed", states=["editable"]),
+                                  el("push button", "Close", 140)], size=(640, 480))
+    assert shown_text(about, before) == ["Pad", "version 0.5.10", "Line number"]
+    menu = Observation(elements=[*before.elements, el("menu item", "About", 40), el("label", "x", 60)], size=(640, 480))
+    assert shown_text(menu, before) == []
+
+    skill = Skill(name="Help › About", app="pad", description="", when_to_use="", steps=[SkillStep(action={"kind": "click"})],
+                  extra={"ui_path": ["Help", "About"], "role": "menu item", "tooltip": "About Pad",
+                         "accelerator": "Ctrl+B", "shows": ["version 0.5.10"]})
+    assert "About the application" in phrases(skill) and "version 0.5.10" in phrases(skill)
+    assert "It shows version 0.5.10." in document(skill) and "Shortcut Ctrl+B." in document(skill)

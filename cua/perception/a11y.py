@@ -83,7 +83,8 @@ def nodes_to_elements(nodes: list[dict], prefix: str = "a") -> list[UIElement]:
             states.append("enabled")
         out.append(UIElement(id=f"{prefix}{len(out)}", role=role, name=name, bbox=tuple(n["bbox"]), source="a11y",
                              states=states, path=path, signature=sig, value=n.get("value"),
-                             attrs={"depth": n.get("depth", 0)}))
+                             attrs={"depth": n.get("depth", 0),
+                                    **{k: n[k] for k in ("description", "keys") if n.get(k)}}))
     return out
 
 

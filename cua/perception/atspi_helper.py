@@ -24,6 +24,8 @@ LAYOUT_ROLES = {"filler", "panel", "scroll pane", "viewport", "layered pane", "r
                 "split pane", "section", "unknown", "redundant object", "invalid", "internal frame"}
 TEXT_ROLES = {"text", "entry", "password text", "paragraph", "document text", "spin button", "terminal",
               "editbar", "combo box"}
+HINT_ROLES = {"push button", "toggle button", "menu item", "check menu item", "radio menu item", "check box",
+              "radio button", "page tab", "tool bar button"}  # their description (tooltip) and shortcut are read
 WINDOW_ROLES = {"frame", "window", "dialog", "alert", "file chooser", "color chooser", "font chooser"}
 STATE_KEEP = {"active", "armed", "busy", "checked", "collapsed", "editable", "enabled", "expandable",
               "expanded", "focusable", "focused", "indeterminate", "modal", "multi-line", "pressed",
@@ -85,6 +87,21 @@ class Walker:
         except Exception:  # noqa: BLE001
             return None
 
+    def hints(self, node):
+        """A control's accessible description (toolkits put the tooltip there) and its shortcut key."""
+        out = {}
+        try:
+            desc = " ".join((node.get_description() or "").split())
+            if desc:
+                out["description"] = desc[:200]
+            if "Action" in node.get_interfaces() and self.Atspi.Action.get_n_actions(node) > 0:
+                keys = self.Atspi.Action.get_key_binding(node, 0) or ""
+                if keys:
+                    out["keys"] = keys[:60]
+        except Exception:  # noqa: BLE001, S110 - the node died; it has no hints
+            pass
+        return out
+
     def snapshot(self, max_nodes=3000, timeout=2.0, screen=(1280, 800)):
         A = self.Atspi
         deadline = time.monotonic() + timeout
@@ -136,7 +153,8 @@ class Walker:
                 if x1 > x0 and y1 > y0:
                     nodes.append({"role": role, "name": name, "bbox": [x0, y0, x1 - x0, y1 - y0],
                                   "states": states, "path": path, "top": top, "depth": depth, "win": win,
-                                  "value": self.value(node, role, states)})
+                                  "value": self.value(node, role, states),
+                                  **(self.hints(node) if role in HINT_ROLES else {})})
             # ancestors for the signature: top-level windows by role only (titles change),
             # unnamed layout containers skipped
             if top and role == "frame":
