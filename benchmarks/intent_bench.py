@@ -77,7 +77,7 @@ def calls_key(d: Any) -> str:
 
 def explore(app: str, db: Path, minutes: float) -> None:
     cmd = [str(REPO / ".venv/bin/cua"), "explore", "--env", f"sandbox:{app}", "--skills", str(db),
-           "--minutes", str(minutes), "--max-actions", "100000"]  # the time is the budget
+           "--minutes", str(minutes)]  # the time is the budget (no action cap by default)
     subprocess.run(cmd, check=True, cwd=REPO, stdout=subprocess.DEVNULL, timeout=minutes * 60 + 600)
 
 

@@ -67,6 +67,9 @@ def find_skill(lib: Any, name: str):
     return found[0][0] if found else None
 
 
+NO_CAP = 10**9  # `--max-actions 0`: the wall-clock budget alone ends the run
+
+
 def register(app: typer.Typer) -> None:
     skills_app = typer.Typer(help="The skill library: list, show, search, run, verify, export, import.",
                              no_args_is_help=True)
@@ -75,8 +78,9 @@ def register(app: typer.Typer) -> None:
     def explore(
         env: str = ENV_OPT,
         skills: Path = SKILLS_OPT,
-        max_actions: int = typer.Option(1000, help="Total actions: exploration, backtracking, verification "
-                                                   "replays, negative controls and resets all count."),
+        max_actions: int = typer.Option(0, min=0, help="Total actions: exploration, backtracking, verification "
+                                        "replays, negative controls and resets all count (0: no cap; the "
+                                        "minutes are the budget)."),
         minutes: float = typer.Option(15.0, help="Wall-clock budget."),
         max_depth: int = typer.Option(0, help="Deepest state explored (0: the app profile's value)."),
         max_branch: int = typer.Option(200, help="Candidates tried per state."),
@@ -119,15 +123,15 @@ def register(app: typer.Typer) -> None:
             fail(f"--only {only!r} is not a valid regular expression ({e}); e.g. --only '^Search$'")
         except ValueError as e:
             fail(str(e))
-        budget = Budget(max_actions=max_actions, minutes=minutes, max_depth=max_depth or prof.max_depth,
+        budget = Budget(max_actions=max_actions or NO_CAP, minutes=minutes, max_depth=max_depth or prof.max_depth,
                         max_branch=max_branch)
         lib, graph = open_library(skills, must_exist=False), UIGraph(skills)
-        cols = [TextColumn("[bold]explore[/]"), BarColumn(), TextColumn("{task.completed}/{task.total} actions"),
+        cols = [TextColumn("[bold]explore[/]"), BarColumn(), TextColumn("{task.completed} actions"),
                 TextColumn("{task.fields[info]}"), TimeElapsedColumn()]
         try:
             with make_env(env, sources=sources) as e, live_or_not(e, live, console.print) as view, \
                     Progress(*cols, console=console) as bar:
-                task = bar.add_task("explore", total=max_actions, info="starting")
+                task = bar.add_task("explore", total=max_actions or None, info="starting")
 
                 def show(st) -> None:
                     info = f"skills {st.skills} · verified {st.verified} · failed {st.failed}"
