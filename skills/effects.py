@@ -41,6 +41,11 @@ def _words(s: str) -> str:
     return " ".join((s or "").split())
 
 
+def tooltip(el: UIElement) -> str:
+    """The tooltip the toolkit exposes as the accessible description ("Backspace" for galculator's '<-')."""
+    return _words(str(el.attrs.get("description") or ""))[:80]
+
+
 def element_text(el: UIElement) -> str:
     """What an element displays: its value (entries, displays, sliders) or else its name."""
     return _words(el.value) if el.value is not None else _words(el.name)
@@ -78,6 +83,7 @@ class Effect(BaseModel):
     after: str | bool | None = None
     members: list[str] = Field(default_factory=list, description="Signatures shown by an opened menu/bar.")
     inherited: bool = Field(False, description="Caused by the path to the control, not by the control itself.")
+    tooltip: str = Field("", description="The element's tooltip (accessible description), for words only.")
     reveal: list[dict] = Field(default_factory=list,
                                description="Actions that make the element visible to check it (reopen a menu).")
 
@@ -102,9 +108,10 @@ class Effect(BaseModel):
         if self.kind == "menu_opened":
             shown = ", ".join(s.rsplit(":", 1)[-1] for s in self.members[:4])
             return f"opens the menu '{n}'" + (f" (shows {shown}...)" if shown else "")
+        said = f" ({self.tooltip})" if self.tooltip and self.tooltip.lower() != n.lower() else ""
         if self.kind == "appeared":
-            return f"shows the {self.role} '{n}'"
-        return f"hides the {self.role} '{n}'"
+            return f"shows the {self.role} '{n}'{said}"
+        return f"hides the {self.role} '{n}'{said}"
 
     def check(self, obs: Observation) -> str | None:
         """None when the effect holds in `obs`, else what is wrong (in words)."""
@@ -195,19 +202,22 @@ def diff_effects(old: Observation, new: Observation, volatile_slots: set[str] | 
     elif not any(x.kind == "window_opened" for x in out):
         for e in appeared:
             if e.role.lower() in BAR_ROLES + CONTROL_ROLES:
-                out.append(Effect(kind="appeared", signature=e.signature, role=e.role.lower(), name=_words(e.name)))
+                out.append(Effect(kind="appeared", signature=e.signature, role=e.role.lower(), name=_words(e.name),
+                                  tooltip=tooltip(e)))
         closed = any(x.kind == "window_closed" for x in out)  # a closed dialog's controls go with it
         for s, e in o_vis.items():
             if s not in n_vis and s not in volatile_sigs and not is_menu_item(e) and (
                     e.role.lower() in BAR_ROLES or (not closed and e.role.lower() in CONTROL_ROLES)):
-                out.append(Effect(kind="disappeared", signature=s, role=e.role.lower(), name=_words(e.name)))
+                out.append(Effect(kind="disappeared", signature=s, role=e.role.lower(), name=_words(e.name),
+                                  tooltip=tooltip(e)))
     if not out:  # text that appeared (a result line, a status message), when nothing else changed
         slot_of = {id(e): s for s, e in n_slots.items()}
         for e in appeared:
             if slot_of.get(id(e)) in o_slots:  # the same place showed other text: a change, not an arrival
                 continue
             if _words(e.name) and not is_menu_item(e) and e.role.lower() not in ("tool tip",):
-                out.append(Effect(kind="appeared", signature=e.signature, role=e.role.lower(), name=_words(e.name)))
+                out.append(Effect(kind="appeared", signature=e.signature, role=e.role.lower(), name=_words(e.name),
+                                  tooltip=tooltip(e)))
     if not out:  # the weakest effect: the focus moved
         f_old = next((e.signature for e in old.elements if "focused" in e.states), None)
         f_new = next((e for e in new.elements if "focused" in e.states and _visible(e, new.size)), None)

@@ -127,8 +127,11 @@ def dialog_controls(skill: Any, limit: int = 8) -> list[str]:
 
 
 def shown(skill: Any) -> list[str]:
-    """The text the skill brings on screen, as exploration saw it (skills.units.shown_text)."""
-    return [str(t) for t in skill.extra.get("shows") or []] if isinstance(skill.extra, dict) else []
+    """The text the skill brings on screen, as exploration saw it (skills.units.shown_text), less the
+    app's own name (an About box's title line says nothing about which control this is)."""
+    app = str(getattr(skill, "app", "") or "").lower()
+    texts = skill.extra.get("shows") or [] if isinstance(skill.extra, dict) else []
+    return [str(t) for t in texts if str(t).lower() != app]
 
 
 def role_verbs(kind: str, label: str, parent: str = "") -> str:
