@@ -217,19 +217,26 @@ def _same_line(a: Any, b: Any) -> bool:
     return n > 0 and pa[:n] == pb[:n]
 
 
+LINE_SLACK = 0.05  # a part's best may beat the whole request's skill by this much and still be that skill's
+
+
 def _covers(skill: Any, part: str, cands: list[Any], bound: dict[str, Any]) -> bool:
     """Does `skill` (the whole request's best) also serve this part? Only when no other control is the
     part's own best match (of any status: an unverified "Match case" is still what "turn on match case"
-    names, not the find bar whose dialog shows it), and the skill scores over the threshold on it or its
-    text has every content word of the part ("insert today's date and time": "time")."""
+    names, not the find bar whose dialog shows it), and the skill scores over the threshold on it, or the
+    part's best is this skill or a control on its UI path, or its text has every content word of the part
+    ("insert today's date and time": "time")."""
     top = next((x for x in cands if kind_of(x.skill) != "menu"), None)
     mine = next((x.score for x in cands if x.skill.name == skill.name), 0.0)
-    if top is not None and _group(top.skill) != _group(skill) and top.score - mine > 0.02:
+    on_line = top is not None and _same_line(top.skill, skill)
+    if top is not None and _group(top.skill) != _group(skill) and top.score - mine > (LINE_SLACK if on_line else 0.02):
         return False
     if _rests_on_verb(part, skill):
         return False
     if mine >= bound["threshold"]:
         return True
+    if on_line:  # the part's own best is this skill or a control on its way ("who made this calculator and
+        return True  # what version is it": About twice; "the lettering is tiny": Font's OK): nothing else asked
     words = set(tokenize(strip_verb(retrieval_text(parse_clause(part)))))
     return bool(words) and words <= set(tokenize(skill_search_text(skill)))
 
