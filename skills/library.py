@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from skills.skill import Skill
+from skills.skill_text import document
 
 EXPORT_FORMAT = "cua-skills"
 EXPORT_VERSION = 1
@@ -52,8 +53,6 @@ def tokenize(text: str) -> list[str]:
 
 def skill_search_text(skill: Skill) -> str:
     """The skill's name and texts plus what exploration saw of it (skills.skill_text.document)."""
-    from skills.skill_text import document
-
     return f"{skill.search_text()} {document(skill)}"
 
 
