@@ -49,6 +49,9 @@ def test_controls_a_click_hides_are_its_effect_but_a_closed_dialogs_are_not():
     effs = diff_effects(obs(seven, *keys), obs(seven))
     assert sorted(e.name for e in effs) == ["<-", "AC", "C"] and {e.kind for e in effs} == {"disappeared"}
     assert all(e.check(obs(seven)) is None and e.check(obs(seven, *keys)) for e in effs)
+    back = keys[0].model_copy(update={"attrs": {"description": "Backspace"}})  # its tooltip names it in words
+    [eff] = diff_effects(obs(seven, back), obs(seven))
+    assert eff.describe() == "hides the toggle button '<-' (Backspace)" and eff.check(obs(seven)) is None
     bar = el("menu bar", "", path=WIN)
     assert [e.kind for e in diff_effects(obs(seven, bar), obs(seven))] == ["disappeared"]
     dlg = el("dialog", "About", path=["application:calc"])
