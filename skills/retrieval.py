@@ -7,6 +7,9 @@ phrase than a long document. Lexical is half the request's BM25 score against th
 the score a document holding every request word once would get (words the library never uses count
 against the match), half the share of the control's label (or an alias) the request names. Both parts are absolute, so one threshold
 can tell "a skill covers this" from "no skill does" across requests (the boundary, cua.agent.boundary).
+A control inside a dialog loses PLACE_COST for each place on its way (the dialog's title, a tab) that the
+request does not name: "hide the clear buttons" is a command of the main window before it is a button
+on a preferences tab.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ METHODS = ("fused", "bm25", "embed")
 W_EMBED = 0.6
 PHRASE_MIX = 0.5  # cosine = half the whole document's, half the nearest short phrase's (skill_text.phrases)
 K1, B = 1.2, 0.75
+PLACE_COST = 0.03  # per place inside a dialog (its title, a tab on the way) that the request does not name
+DIALOG_ROLES = ("dialog", "file chooser", "font chooser", "color chooser", "alert")
 
 
 @dataclass
@@ -67,6 +72,20 @@ def _named(qset: set[str], qplain: tuple[set[str], frozenset[str]], words: set[s
         if not (stems & qset) and wordnet.synonym_of_any(w, *qplain):
             hit += 1
     return hit
+
+
+def _places(skill: Any) -> list[set[str]]:
+    """Where the control sits when it is inside a dialog: the dialog's title and the named containers on
+    the way to it (a tab, a group), each as its words with its synonyms, the app's name left out. Empty
+    for a control outside any dialog (a menu item, a toolbar button)."""
+    sig = str(skill.extra.get("target") or "") if isinstance(skill.extra, dict) else ""
+    segs = sig.split("/")
+    app = set(tokenize(getattr(skill, "app", "") or ""))
+    for i, seg in enumerate(segs[:-1]):
+        if seg.partition(":")[0] in DIALOG_ROLES:
+            names = [seg.partition(":")[2]] + [x.partition(":")[2] for x in segs[i + 1:-1]]
+            return [words for n in names if (words := set(tokenize(f"{n} {synonyms(n)}")) - app)]
+    return []
 
 
 def _and_phrases(skills: list[Any]) -> tuple[str, ...]:
@@ -144,6 +163,7 @@ class Retriever:
             self.docs = [_without_app(f"{document(s)} {s.when_to_use}", s.app) for s in self.skills]
             self.bm25 = _BM25([tokenize(f"{s.name} {d}") or ["_"] for s, d in zip(self.skills, self.docs)])
             self.labels = [_label_sets((ui_path(s) or [s.name])[-1]) for s in self.skills]
+            self.places = [_places(s) for s in self.skills]
             self.phrases = [phrases(s) for s in self.skills]
             self.apps = sorted({s.app for s in self.skills if s.app})
             self.and_phrases = _and_phrases(self.skills)
@@ -212,6 +232,9 @@ class Retriever:
                 lex = 0.5 * float(bm[i]) + 0.5 * lab
                 c = float(cos_rows[qi, i]) if cos_rows is not None else 0.0
                 score = lex if method == "bm25" else c if method == "embed" else w * c + (1 - w) * lex
+                # a control inside a dialog is what a request means when it says where ("match case in
+                # the replace dialog"); unnamed, the same words more likely mean a control outside it
+                score -= PLACE_COST * sum(not (p & qset) for p in self.places[i])
                 cands.append(Candidate(s, score, c, lex))
             cands.sort(key=lambda c: (-c.score, c.skill.name))
             out.append(cands)

@@ -287,3 +287,29 @@ def test_what_exploration_saw_names_the_skill_its_tooltip_shortcut_and_shown_tex
                          "accelerator": "Ctrl+B", "shows": ["version 0.5.10"]})
     assert "About the application" in phrases(skill) and "version 0.5.10" in phrases(skill)
     assert "It shows version 0.5.10." in document(skill) and "Shortcut Ctrl+B." in document(skill)
+
+
+def test_a_control_inside_a_dialog_costs_each_place_the_request_does_not_name(lib, tmp_path):
+    """The same check box in the find bar and in the Find and Replace dialog: "turn on match case" means
+    the bar's; "match case in the replace dialog" names the dialog, and costs the dialog's box nothing."""
+    from skills.retrieval import PLACE_COST, W_EMBED, _places
+
+    bar = lib.get("Search › Find › Match case")
+    inner = bar.model_copy(update={"name": "Search › Find and Replace... › Match case", "extra": {
+        **bar.extra, "ui_path": ["Search", "Find and Replace...", "Match case"],
+        "target": "application:mousepad/dialog:Find and Replace/check box:Match case"}})
+    assert _places(bar) == [] and len(_places(inner)) == 1 and {"find", "replace"} <= _places(inner)[0]
+    with SkillLibrary(tmp_path / "two.db") as two:
+        two.add(bar)
+        two.add(inner)
+        r = Retriever(two)
+
+        def row(text: str):
+            c = next(c for c in r.rank([text])[0] if c.skill.name == inner.name)
+            return c.score, W_EMBED * c.cosine + (1 - W_EMBED) * c.lexical
+
+        got, plain = row("turn on match case")
+        assert got == pytest.approx(plain - PLACE_COST)
+        assert r.rank(["turn on match case"])[0][0].skill.name == "Search › Find › Match case"
+        got, plain = row("turn on match case in the replace dialog")
+        assert got == pytest.approx(plain)
