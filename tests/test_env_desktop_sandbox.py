@@ -8,6 +8,7 @@ import pytest
 
 from cua.actions import action_from_dict
 from cua.env.desktop import SandboxEnv
+from cua.eval.checkers import CheckContext, evaluate
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -155,6 +156,11 @@ def test_a_modal_dialog_hides_the_window_it_blocks(env):
     roles = {e.role for e in obs.elements}
     assert "file chooser" in roles and "push button" in roles
     assert not [e for e in obs.elements if e.role == "menu" and e.name == "Search"]  # the frame takes no input
+    # ... but it is still the app's state: a checker reads it behind the dialog ("the menu bar is shown")
+    assert [e for e in env.state_elements() if e.role == "menu" and e.name == "Search"]
+    ctx = CheckContext(env=env, home=None, proc_env=None)
+    assert evaluate({"all": [{"type": "a11y_exists", "role": "menu", "name": "Search", "exact": True},
+                             {"type": "a11y_exists", "role": "file chooser"}]}, ctx)
     act(env, kind="key", key="esc")
     assert eventually(env, lambda o: by_name(o, "menu", "Search"))
 

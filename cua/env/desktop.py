@@ -127,6 +127,14 @@ class DesktopEnv(EnvBase):
                                 size=image.size, timings=timings, env=self.spec())
         return self.last
 
+    def state_elements(self) -> list[UIElement]:
+        """Every showing accessible element, those of windows behind a modal dialog included: the app's
+        state as a checker reads it (observe() leaves out what cannot be clicked)."""
+        if not self._want("a11y"):
+            return self.observe().elements
+        self._alive()
+        return self.reader().snapshot(timeout=self.a11y_timeout, keep_blocked=True).elements
+
     def _x_active_window(self) -> tuple[str, str]:
         """Title and WM_CLASS of _NET_ACTIVE_WINDOW (fallback when AT-SPI has no answer)."""
         def q():

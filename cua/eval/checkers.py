@@ -29,12 +29,26 @@ class CheckContext:
     proc_env: dict[str, str] | None = None
     miniwob: Any = None
     _obs: Observation | None = field(default=None, repr=False)
+    _state: list[UIElement] | None = field(default=None, repr=False)
     details: list[str] = field(default_factory=list)
 
     def observation(self) -> Observation:
         if self._obs is None:
             self._obs = self.env.observe()
         return self._obs
+
+    def forget(self) -> None:
+        """Read the screen afresh at the next check (the agent acted since)."""
+        self._obs, self._state = None, None
+
+    def state_elements(self) -> list[UIElement]:
+        """The elements checked: an env's whole showing tree where it has one (a desktop's windows behind
+        an open dialog included: "the toolbar is shown" holds while the Open dialog is up), else those
+        of an observation."""
+        if self._state is None:
+            whole = getattr(self.env, "state_elements", None)
+            self._state = whole() if callable(whole) else self.observation().elements
+        return self._state
 
     def path(self, p: str) -> Path:
         if self.home is None:
@@ -76,7 +90,7 @@ def _match(el: UIElement, role: str | None, name: str | None, exact: bool) -> bo
 
 
 def _find(ctx: CheckContext, role: str | None, name: str | None, exact: bool = False) -> list[UIElement]:
-    return [e for e in ctx.observation().elements if e.source in ("a11y", "dom") and _match(e, role, name, exact)]
+    return [e for e in ctx.state_elements() if e.source in ("a11y", "dom") and _match(e, role, name, exact)]
 
 
 @checker("a11y_exists")

@@ -259,7 +259,7 @@ def run_episode(task: Task, env: Any, cfg: EvalConfig) -> EpisodeResult:
         secs["act"] = time.monotonic() - t
         t = time.monotonic()
         _quiesce(env)
-        ep.ctx._obs = None
+        ep.ctx.forget()
         if ep.osworld is not None:
             res.score = ep.osworld.score(res.agent_outcome == "failure", ep.ctx.details)
             passed = res.score >= 1.0

@@ -59,15 +59,16 @@ def blocked_windows(nodes: list[dict]) -> set[str]:
             and n.get("win") != modal[(n.get("path") or [""])[0]]}
 
 
-def nodes_to_elements(nodes: list[dict], prefix: str = "a") -> list[UIElement]:
+def nodes_to_elements(nodes: list[dict], prefix: str = "a", keep_blocked: bool = False) -> list[UIElement]:
     """Helper nodes -> UIElements with signatures that are unique within the snapshot (#2, #3 for repeats).
 
     Unnamed layout containers are dropped, and so are the windows a modal dialog blocks (their
-    elements are showing but cannot be used until the dialog closes).
+    elements are showing but cannot be used until the dialog closes) unless `keep_blocked`: a checker
+    reads the app's state behind an open dialog too.
     """
     out: list[UIElement] = []
     seen: dict[str, int] = {}
-    blocked = blocked_windows(nodes)
+    blocked = set() if keep_blocked else blocked_windows(nodes)
     for n in nodes:
         role, name = n.get("role", "unknown"), n.get("name", "")
         if (role in NOISE_ROLES and not name) or (blocked and n.get("win") in blocked):
@@ -196,8 +197,9 @@ class A11yReader:
             self._stderr = None
 
     # -- queries -----------------------------------------------------------------------------
-    def snapshot(self, max_nodes: int = 3000, timeout: float = 2.0) -> A11ySnapshot:
-        """Visible elements of all windows, walked for at most `max_nodes` nodes / `timeout` seconds."""
+    def snapshot(self, max_nodes: int = 3000, timeout: float = 2.0, keep_blocked: bool = False) -> A11ySnapshot:
+        """Visible elements of all windows, walked for at most `max_nodes` nodes / `timeout` seconds
+        (`keep_blocked`: with those of windows a modal dialog blocks)."""
         t0 = time.monotonic()
         req = {"op": "snapshot", "max_nodes": max_nodes, "timeout": timeout, "screen": list(self.screen)}
         reply: dict | None = None
@@ -219,7 +221,8 @@ class A11yReader:
                                 f"(helper restarted)", elapsed=elapsed)
         if "error" in reply:
             return A11ySnapshot(partial=True, error=reply["error"], elapsed=elapsed)
-        return A11ySnapshot(nodes_to_elements(reply.get("nodes", [])), reply.get("window_title", ""),
+        return A11ySnapshot(nodes_to_elements(reply.get("nodes", []), keep_blocked=keep_blocked),
+                            reply.get("window_title", ""),
                             reply.get("app", ""), bool(reply.get("partial")), None, elapsed,
                             int(reply.get("visited", 0)))
 
