@@ -183,9 +183,8 @@ def phrases(skill: Any) -> list[str]:
     title = dialog_title(skill)
     if title:
         out.append(f"open the {title} window")
-    told = [skill.extra.get(k) for k in ("tooltip", "accessible_description")]
-    out += [" ".join(app_as_word(str(t)[:120], getattr(skill, "app", "")).split()) for t in told if t]
-    out += [" ".join(app_as_word(t, getattr(skill, "app", "")).split()) for t in shown(skill)[:3]]
+    told = [str(t)[:120] for k in ("tooltip", "accessible_description") if (t := skill.extra.get(k))]
+    out += [" ".join(app_as_word(t, getattr(skill, "app", "")).split()) for t in told + shown(skill)[:3]]
     seen: set[str] = set()
     return [p for p in out if p and not (p.lower() in seen or seen.add(p.lower()))]
 
@@ -216,8 +215,9 @@ def document(skill: Any) -> str:
         controls = dialog_controls(skill)
         if controls:
             parts.append(f"It has {', '.join(controls)}.")
-    if shown(skill):
-        parts.append(f"It shows {'; '.join(shown(skill))}.")
+    texts = shown(skill)
+    if texts:
+        parts.append(f"It shows {'; '.join(texts)}.")
     for key in ("tooltip", "accessible_description", "accelerator"):
         val = skill.extra.get(key)
         if val:

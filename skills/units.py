@@ -35,7 +35,13 @@ def _dialog_title(new: Observation, old: Observation | None) -> str | None:
     return None
 
 
-TEXT_ROLES = ("label", "static", "heading", "paragraph", "caption", "status bar", "info bar", "tool tip", "text")
+def _appeared(new: Observation, old: Observation | None) -> list[UIElement]:
+    """Elements visible in `new` that were not visible in `old` (all of `new`'s without an `old`)."""
+    before = {o.signature for o in old.elements if is_visible(o, old.size)} if old is not None else set()
+    return [e for e in new.elements if is_visible(e, new.size) and e.signature not in before]
+
+
+SHOWN_ROLES = ("label", "static", "heading", "paragraph", "caption", "status bar", "info bar", "tool tip", "text")
 _VERSION = re.compile(r"^v?\d+(\.\d+)+([-+ ~.\w]*)?$")
 
 
@@ -43,14 +49,13 @@ def shown_text(new: Observation, old: Observation | None, limit: int = 12) -> li
     """The text a transition brought on screen (a dialog's labels, a bar's fields, an About box's
     version), not its controls: what people describe a control by ("which version am I running",
     "the line and column at the bottom"). Nothing when it opened a menu (its items are other skills)."""
-    before = {o.signature for o in old.elements if is_visible(o, old.size)} if old is not None else set()
-    appeared = [e for e in new.elements if is_visible(e, new.size) and e.signature not in before]
+    appeared = _appeared(new, old)
     if any("menu item" in e.role for e in appeared):
         return []
     out: list[str] = []
     for e in appeared:
         text = clean_name(e.name or ("" if "editable" in e.states else e.value or "")).rstrip(":")[:100]
-        if e.role not in TEXT_ROLES or not text or (e.role == "text" and "editable" in e.states):
+        if e.role not in SHOWN_ROLES or not text or (e.role == "text" and "editable" in e.states):
             continue
         text = f"version {text}" if _VERSION.match(text) else text
         if text not in out:
@@ -80,11 +85,8 @@ def describe(names: list[str], el: UIElement, new: Observation, old: Observation
     words = label.rstrip(".…").strip()
     role = el.role.lower()
     dialog = _dialog_title(new, old)
-    opened_menu = any(e.role == "menu item" or "menu item" in e.role for e in new.elements
-                      if is_visible(e, new.size) and old is not None and e.signature not in
-                      {o.signature for o in old.elements if is_visible(o, old.size)})
-    before = {o.signature for o in old.elements if is_visible(o, old.size)} if old is not None else set()
-    appeared = [e for e in new.elements if is_visible(e, new.size) and e.signature not in before]
+    appeared = _appeared(new, old)
+    opened_menu = old is not None and any("menu item" in e.role for e in appeared)
     bar = next((e for e in appeared if e.role in ("tool bar", "panel", "info bar", "status bar")), None)
     if dialog:
         desc = f"Open the {dialog} dialog via {path} in {app}."
