@@ -18,6 +18,10 @@ re-run here after exploration.
 
     python benchmarks/explore_bench.py --quick
     python benchmarks/explore_bench.py --minutes 5 --actions 400 --out bench-results/explore.json
+    python benchmarks/explore_bench.py --apps featherpad --minutes 30 --actions 0 --strategies explorer
+
+`--actions 0` means no action cap (the time budget alone ends the run). `--strategies explorer` leaves the
+baselines out (their numbers at equal actions come from a run that has them).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -39,6 +44,7 @@ from benchmarks._results import BenchRun
 from benchmarks._results import row as row_
 from benchmarks.explore_truth import ROLE_CLASSES, atspi_truth, dom_truth, role_class
 
+NO_CAP = 10**9  # --actions 0: the time budget alone ends each run
 ROOT = Path(__file__).resolve().parents[1]
 WEB_APP = ROOT / "benchmarks" / "apps" / "notes.html"
 VERIFY_RUNS = 2  # replays from a fresh reset per skill (the issue's standard), the same for all three runs
@@ -174,8 +180,11 @@ def main() -> None:
     ap.add_argument("--actions", type=int, default=None, help="total action budget per run (default 400)")
     ap.add_argument("--minutes", type=float, default=None, help="time budget per run (default 5)")
     ap.add_argument("--out", type=Path, default=None, help="result JSON (default bench-results/explore.json)")
+    ap.add_argument("--strategies", default="explorer,random,bfs",
+                    help="comma-separated subset of explorer,random,bfs (the explorer always runs)")
     a = ap.parse_args()
-    actions = a.actions or (40 if a.quick else 400)
+    actions = (40 if a.quick else 400) if a.actions is None else (a.actions or NO_CAP)
+    runs = ["explorer", *(s for s in ("random", "bfs") if s in a.strategies.split(","))]
     minutes = a.minutes or (0.5 if a.quick else 5.0)
     apps = a.apps.split(",") if a.apps else (["galculator"] if a.quick else list(APPS))
     bench = BenchRun("explore", a.quick, a.out)
@@ -187,7 +196,7 @@ def main() -> None:
     result: dict[str, Any] = {"budget": {"actions": actions, "minutes": minutes}, "quick": a.quick,
                               "profile": "default", "apps": {}}
     checkpoints_t = [m * 60 for m in (0.5, 1, 2, 3, 5, 15, 30) if m <= minutes]
-    checkpoints_n = [n for n in (25, 50, 100, 200, 400, 800, 1600, 3200) if n <= actions]
+    checkpoints_n = [n for n in (25, 50, 100, 200, 400, 800, 1600, 3200, 6400) if n <= actions]
     for app in apps:
         with tempfile.TemporaryDirectory() as d:
             if APPS[app] == "browser":  # its own Playwright, before any env of this thread
@@ -199,46 +208,55 @@ def main() -> None:
                 finally:
                     env.close()
             console.print(f"[bold]{app}[/]: {len(truth)} actionable controls (ground truth); exploring ...")
-            ex, ex_tl = run_strategy(app, actions, minutes, Path(d) / "lib.db", "explorer", check_false=True)
-            console.print(f"  explorer done ({ex['total_actions']} actions); random baseline ...")
-            rnd, rnd_tl = run_strategy(app, actions, minutes, Path(d) / "random.db", "random")
-            console.print("  breadth-first baseline ...")
-            bfs, bfs_tl = run_strategy(app, actions, minutes, Path(d) / "bfs.db", "bfs")
-        row: dict[str, Any] = {"truth": len(truth), "truth_enabled": sum(t["sensitive"] for t in truth),
-                               "explorer": ex, "random": rnd, "bfs": bfs}
-        for name, tl in (("explorer", ex_tl), ("random", rnd_tl), ("bfs", bfs_tl)):
+            timelines: dict[str, list] = {}
+            row: dict[str, Any] = {"truth": len(truth), "truth_enabled": sum(t["sensitive"] for t in truth)}
+            for name in runs:
+                console.print(f"  {name} ...")
+                row[name], timelines[name] = run_strategy(app, actions, minutes, Path(d) / f"{name}.db", name,
+                                                          check_false=name == "explorer")
+        ex = row["explorer"]
+        for name, tl in timelines.items():
             final = covered(truth, tl[-1][2] if tl else set())
             row[name]["coverage"] = final
             row[name]["at_minutes"] = {f"{t / 60:g}": at(tl, truth, seconds=t) for t in checkpoints_t}
             row[name]["at_actions"] = {str(n): at(tl, truth, actions=n) for n in checkpoints_n}
         ver = ex["verified"]
-        for name in ("explorer", "random", "bfs"):  # skills made, verified or not: the effect was seen once
+        for name in runs:  # skills made, verified or not: the effect was seen once
             row[name]["coverage_effect_seen"] = covered(truth, {tuple(k) for k in row[name].pop("seen_keys")})
         row["false_verified_rate"] = ex["false_verified"] / ex["false_verified_checked"] \
             if ex["false_verified_checked"] else None
-        r = row["random"]["coverage"]["share"]
-        row["ratio_vs_random"] = row["explorer"]["coverage"]["share"] / r if r else None
-        result["apps"][app] = row
-        console.print(f"  explorer {row['explorer']['coverage']['share']:.0%} ({ver} verified), "
-                      f"random {r:.0%}, bfs {row['bfs']['coverage']['share']:.0%}")
         share = row["explorer"]["coverage"]["share"]
-        summary += [row_(f"{app}: controls in effect-verified skills", share, r, "random clicks, same verification"),
-                    row_(f"{app}: vs breadth-first crawler", share, row["bfs"]["coverage"]["share"],
-                         "breadth-first, same verification")]
+        r = row["random"]["coverage"]["share"] if "random" in row else None
+        row["ratio_vs_random"] = share / r if r else None
+        result["apps"][app] = row
+        console.print(f"  explorer {share:.0%} ({ver} verified); "
+                      + ", ".join(f"{k} {row[k]['coverage']['share']:.0%}" for k in runs[1:]))
+        if "random" in row:
+            summary.append(row_(f"{app}: controls in effect-verified skills", share, r,
+                                "random clicks, same verification"))
+        else:
+            summary.append(row_(f"{app}: controls in effect-verified skills ({minutes:g} min)", share, None, ""))
+        if "bfs" in row:
+            summary.append(row_(f"{app}: vs breadth-first crawler", share, row["bfs"]["coverage"]["share"],
+                                "breadth-first, same verification"))
         out = bench.write(json.loads(json.dumps(result, default=list)), summary)  # after every app: a kill keeps the rest
     table = Table(title=f"explore_bench: coverage of actionable controls, {actions} total actions / {minutes:g} min "
                         "per run, default profile")
     for col in ("app", "controls", "explorer (verified)", "random (verified)", "breadth-first (verified)",
                 "x random", "effect seen (expl/rand/bfs)", "false-verified", "actions (expl/rand/bfs)"):
         table.add_column(col)
+    def cell(row: dict[str, Any], k: str, f: Callable[[dict[str, Any]], str]) -> str:
+        return f(row[k]) if k in row else "-"
+
     for app, row in result["apps"].items():
-        e, r, b = (row[k]["coverage"] for k in ("explorer", "random", "bfs"))
+        e = row["explorer"]["coverage"]
         table.add_row(app, str(row["truth"]), f"{e['covered']}/{e['total']} = {e['share']:.0%}",
-                      f"{r['share']:.0%}", f"{b['share']:.0%}",
+                      *(cell(row, k, lambda r: f"{r['coverage']['share']:.0%}") for k in ("random", "bfs")),
                       f"{row['ratio_vs_random']:.1f}" if row["ratio_vs_random"] else "-",
-                      " / ".join(f"{row[k]['coverage_effect_seen']['share']:.0%}" for k in ("explorer", "random", "bfs")),
+                      " / ".join(cell(row, k, lambda r: f"{r['coverage_effect_seen']['share']:.0%}")
+                                 for k in ("explorer", "random", "bfs")),
                       f"{row['explorer']['false_verified']}/{row['explorer']['false_verified_checked']}",
-                      "/".join(str(row[k]["total_actions"]) for k in ("explorer", "random", "bfs")))
+                      "/".join(cell(row, k, lambda r: str(r["total_actions"])) for k in ("explorer", "random", "bfs")))
     console.print(table)
     eq = Table(title="coverage at equal TOTAL actions (explorer / random / breadth-first) and at elapsed minutes")
     eq.add_column("app")
@@ -247,10 +265,10 @@ def main() -> None:
     for t in checkpoints_t:
         eq.add_column(f"@{t / 60:g} min")
     for app, row in result["apps"].items():
-        cells = [" / ".join(f"{row[k]['at_actions'][str(n)]:.0%}" for k in ("explorer", "random", "bfs"))
-                 for n in checkpoints_n]
-        cells += [" / ".join(f"{row[k]['at_minutes'][f'{t / 60:g}']:.0%}" for k in ("explorer", "random", "bfs"))
-                  for t in checkpoints_t]
+        cells = [" / ".join(cell(row, k, lambda r, n=n: f"{r['at_actions'][str(n)]:.0%}")
+                            for k in ("explorer", "random", "bfs")) for n in checkpoints_n]
+        cells += [" / ".join(cell(row, k, lambda r, t=t: f"{r['at_minutes'][f'{t / 60:g}']:.0%}")
+                             for k in ("explorer", "random", "bfs")) for t in checkpoints_t]
         eq.add_row(app, *cells)
     console.print(eq)
     roles = Table(title="coverage by role at the end of each run: explorer (verified) / random / breadth-first, "
@@ -259,7 +277,7 @@ def main() -> None:
     for c in ROLE_CLASSES:
         roles.add_column(c)
     for app, row in result["apps"].items():
-        brs = [row[k]["coverage"]["by_role"] for k in ("explorer", "random", "bfs")]
+        brs = [row[k]["coverage"]["by_role"] for k in runs]
         roles.add_row(app, *(" / ".join(str(br[c]["covered"]) for br in brs) + f" of {brs[0][c]['total']}"
                              if c in brs[0] else "-" for c in ROLE_CLASSES))
     console.print(roles)

@@ -3,7 +3,8 @@
 Menus and menu items, push/toggle buttons (keypads too), check boxes, radio buttons, combo boxes
 (their popups become states whose options are tried), spin buttons, sliders, tabs, links, tool-bar
 buttons; list, tree and table items sampled (first, middle, last of each list); text fields typed
-with a sample value of the right kind; and a right-click on the main content area (context menu).
+with a sample value of the right kind; and the main content area: typed into when it is editable (a
+document: two lines, mixed case), right-clicked for its context menu.
 """
 
 from __future__ import annotations
@@ -44,7 +45,10 @@ class Candidate:
 
 
 def sample_value(el: UIElement, profile: Profile) -> str:
-    """A typed value that fits the field: a number for spin buttons and numeric fields, else text."""
+    """A typed value that fits the field: a number for spin buttons and numeric fields, two lines of
+    mixed case for a multi-line text (so sorting and case commands change it), else text."""
+    if "multi-line" in el.states:
+        return f"{profile.sample_text} World\nabc def"
     hint = f"{el.role} {el.name} {el.attrs.get('type', '')}".lower()
     if "spin" in hint or "number" in hint or "size" in hint or "count" in hint or \
             (el.value or "").replace(".", "", 1).strip().isdigit():
@@ -112,6 +116,7 @@ def candidates(obs: Observation, profile: Profile, only: set[str] | None = None,
     for items in lists.values():
         out += [Candidate(e, "click") for e in _sample(items)]
     out += [Candidate(e, "type", sample_value(e, profile)) for e in fields]
+    out += [Candidate(e, "type", sample_value(e, profile)) for e in content[:1] if "editable" in e.states]
     out += [Candidate(e, "right_click") for e in content[:1]]
     return out
 

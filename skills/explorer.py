@@ -26,7 +26,7 @@ from skills.graph import StateKey, UIGraph, base_key, is_visible, state_key, vis
 from skills.library import SkillLibrary
 from skills.navigate import BudgetExhausted, CountingEnv, Navigator
 from skills.probe import plain_checks, probe_toggle
-from skills.profile import Profile, clean_name, scroll_edge
+from skills.profile import Profile, clean_name, is_enabled, scroll_edge
 from skills.profile import candidates as clickable
 from skills.units import unit_skill
 from skills.verify import verify_batch, verify_skill
@@ -87,6 +87,8 @@ class Explorer(Navigator):
         self.pending: list[str] = []  # made, not yet verified (verified in batches)
         self._changers: dict[str, list[tuple[dict[str, Any], list[str], str, Observation]]] = {}
         self._idle: dict[str, set[str]] = {}  # per state: controls that showed no effect of their own there
+        self._openers: dict[str, set[str]] = {}  # per state: controls that opened a menu there
+        self._disabled: dict[str, set[str]] = {}  # per state: named controls shown disabled there
         self._plain_checks = False  # the toolkit marks check items as plain menu items (Qt): probe those too
 
     def progress(self) -> None:
@@ -215,6 +217,11 @@ class Explorer(Navigator):
             return
         tried = self.graph.tried(key)
         cands = candidates(self._obs, self.profile, only, depth)
+        self._disabled[key.exact] = {e.signature for e in self._obs.elements if e.signature and clean_name(e.name)
+                                     and is_visible(e, self._obs.size) and not is_enabled(e)}
+        if "~" in key.exact and names:  # inside a value context: what is verified already is not redone
+            done = self._verified_pairs()
+            cands = [c for c in cands if (names[-1], c.label) not in done or _opens_submenu(c)]
         if depth == 0 and self.only is not None:
             cands = [c for c in cands if self.only.search(clean_name(c.el.name))]
         if not cands and depth == 0:  # the start state always has controls: this look was incomplete
@@ -286,10 +293,17 @@ class Explorer(Navigator):
             if probed is not None:
                 effects, effect = [probed, *effects], "value_change" if effect == "no_change" else effect
                 new = self._obs
+        opened = any(e.kind == "menu_opened" and not e.inherited for e in effects)
+        in_ctx = "~" in key.exact
+        new_key = state_key(new)
+        if in_ctx and opened and effect in ("new_state", "known_state"):  # a menu opened in a value context
+            new_key = StateKey(f"{new_key.exact}~{self.values_digest(new)}", new_key.abstract, new_key.title)
+            effect = "known_state" if self.graph.has_state(new_key) else "new_state"
         self.stats.effects[effect] = self.stats.effects.get(effect, 0) + 1
         if effect == "no_change" or (ok and effect == "value_change" and not any(not e.inherited for e in effects)):
             self._idle.setdefault(key.exact, set()).add(cand.el.signature)
-        new_key = state_key(new)
+        if opened:
+            self._openers.setdefault(key.exact, set()).add(cand.el.signature)
         if effect in ("no_change", "error", "app_closed"):
             self.graph.add_transition(key, cand.key, steps[0], new_key if effect != "error" else None, effect,
                                       time.monotonic() - t)
@@ -299,14 +313,14 @@ class Explorer(Navigator):
             return
         rec = {"action": steps[0], "point": point, "dst": new_key.exact}
         child_names = [*names, cand.label] if cand.kind != "scroll" else names
-        all_steps = [s["action"] for s in st["prefix"]] + steps
+        all_steps = [a for s in st["prefix"] for a in (s["action"], *s.get("then", ()))] + steps
         # menus are entered at once (cheap to back out of); a dialog or other new screen is left open for the
         # main loop, which takes the shallowest open state first: the start state's controls before dialogs
         # a typed field's states are not entered, nor what a value context opens (its screens are explored
         # from the state the context was made from: entering them again would only duplicate that work)
-        explorable = effect == "new_state" and len(steps) == 1 and "~" not in key.exact
-        descend = explorable and (cand.kind == "scroll" or any(e.kind == "menu_opened" and not e.inherited
-                                                               for e in effects))
+        # (in a value context, only its menus are entered: what else opens there was explored without it)
+        explorable = effect == "new_state" and len(steps) == 1 and (not in_ctx or opened)
+        descend = explorable and (cand.kind == "scroll" or opened)
         if effect == "new_state":
             cand_sigs = sorted(visible_signatures(new) - visible_signatures(self._pre)
                                - visible_signatures(self.start_obs))  # the start state's own controls
@@ -319,14 +333,19 @@ class Explorer(Navigator):
         elif effect == "error_dialog":
             self.note(f"{' › '.join(child_names)} showed an error dialog")
         skill = None
-        if cand.kind != "scroll" and effect != "error_dialog" and self.lib.get(" › ".join(child_names)) is None:
+        if cand.kind != "scroll" and effect != "error_dialog" and not (in_ctx and opened) \
+                and self.lib.get(" › ".join(child_names)) is None:
             # stored before the transition: a kill here leaves an unverified skill the next run verifies
             skill = self.add_skill(child_names, all_steps, cand, new, effects)
         self.graph.add_transition(key, cand.key, steps[0], new_key, effect, time.monotonic() - t)
         if skill is not None:
             self.queue_verify(skill.name)
-        if effect == "value_change" and skill is not None and len(steps) == 1 and cand.kind == "click" \
-                and "~" not in key.exact:
+        typed = cand.kind == "type" and effect in ("new_state", "known_state", "value_change") and any(
+            e.kind == "text" and not e.inherited for e in effects)  # a document typed into: its title may change
+        if skill is not None and not in_ctx and (typed or (effect == "value_change" and len(steps) == 1
+                                                           and cand.kind == "click")):
+            if typed:  # typed, then selected: commands that act on a selection act
+                rec = {**rec, "then": [*steps[1:], {"kind": "hotkey", "keys": ["ctrl", "a"]}]}
             self._changers.setdefault(key.exact, []).append((rec, child_names, skill.name, new))
         self.progress()
         if descend and not self.graph.state(new_key)["done"]:
@@ -356,21 +375,29 @@ class Explorer(Navigator):
     # -- value contexts -------------------------------------------------------------------------
     def add_context(self, key: StateKey, st: dict[str, Any]) -> None:
         """Controls that did nothing here may act once a value is shown (a keypad's 0, C or +/- on a
-        display that reads 0; Cut with text present): open a child state, the same screen after one
-        verified value-changing click, where only those controls are tried again."""
+        display that reads 0; Cut or To Uppercase with text typed and selected): open a child state, the
+        same screen after one verified value-changing click or typed value, where those controls, the
+        ones shown disabled, and the menus (their items not yet verified) are tried again."""
         if "~" in key.exact or not self._changers.get(key.exact):
             return
-        idle = sorted(self._idle.get(key.exact, ()))
+        idle = sorted(self._idle.get(key.exact, set()) | self._openers.get(key.exact, set())
+                      | self._disabled.get(key.exact, set()))
         verified = [c for c in self._changers[key.exact] if (s := self.lib.get(c[2])) is not None
                     and s.status == "verified"]
         if not idle or not verified:
             return
         rec, names, _, obs = verified[-1]  # the latest: a display far from its start value
-        ctx = StateKey(f"{key.exact}~{self.values_digest(obs)}", key.abstract, key.title)
+        screen = state_key(obs)  # the same screen, though typing may have changed its title
+        ctx = StateKey(f"{screen.exact}~{self.values_digest(obs)}", screen.abstract, screen.title)
         if self.graph.has_state(ctx):
             return
         self.graph.add_state(ctx, obs, st["depth"] + 1, st["prefix"] + [{**rec, "dst": ctx.exact}], names,
                              candidates=idle)
+
+    def _verified_pairs(self) -> set[tuple[str, str]]:
+        """(parent, control) of this app's verified skills: a control verified once is not redone."""
+        return {tuple(p[-2:]) for s in self.lib.list(app=self.app, status="verified")
+                if len(p := s.extra.get("ui_path") or s.name.split(" › ")) >= 2}
 
     # -- verification ---------------------------------------------------------------------------
     def verify(self, name: str) -> bool:
@@ -403,6 +430,11 @@ class Explorer(Navigator):
         for s in self.lib.list(app=self.app, status="unverified"):
             if s.provenance == "explored" and not s.extra.get("checked"):
                 self.verify(s.name)
+
+
+def _opens_submenu(c: Candidate) -> bool:
+    role = c.el.role.lower()
+    return "menu" in role and "item" not in role
 
 
 __all__ = ["Budget", "BudgetExhausted", "Explorer", "Stats"]

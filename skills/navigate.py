@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from cua.actions import Click, Key, RightClick, Scroll
+from cua.actions import Click, Key, RightClick, Scroll, action_from_dict
 from cua.env.base import EnvError
 from cua.perception.elements import Observation
 from skills.effects import element_text, slots, volatile_slots_of
@@ -141,7 +141,8 @@ class Navigator:
 
     # -- backtracking ---------------------------------------------------------------------------
     def replay(self, steps: list[dict[str, Any]], fast: bool) -> Observation:
-        """Run recorded steps; fast = click the recorded points without observing in between."""
+        """Run recorded steps; fast = click the recorded points without observing in between. A step's
+        `then` actions (a value context's typing) follow its click."""
         obs = self._obs
         for s in steps:
             a = s["action"]
@@ -160,6 +161,8 @@ class Navigator:
                 self.act(RightClick(x=x, y=y))
             else:
                 self.act(Click(x=x, y=y))
+            for then in s.get("then", ()):
+                self.act(action_from_dict(then))
         return self.observe()
 
     def reached(self, obs: Observation, target: StateKey) -> bool:

@@ -26,15 +26,16 @@ def probe_toggle(ex: Any, st: dict[str, Any], el: UIElement, new: Observation,
     role = el.role.lower()
     toggleish = role in TOGGLE_ROLES or "checkable" in el.states or "checked" in el.states or (
         plain and role == "menu item")
-    if not toggleish or not st["prefix"]:
+    opens = [s for s in st["prefix"] if not s.get("then")]  # a value context's typing is not reopened
+    if not toggleish or not opens:
         return None
     if new.by_signature(el.signature) is not None and is_visible(new.by_signature(el.signature), new.size):
         return None  # still on screen: the plain diff sees its state
     before = "checked" in el.states
-    obs = ex.replay(st["prefix"], fast=False)
+    obs = ex.replay(opens, fast=False)
     now = obs.by_signature(el.signature)
     after = now is not None and "checked" in now.states
-    for _ in range(len(st["prefix"]) + 1):  # close what the probe opened
+    for _ in range(len(opens) + 1):  # close what the probe opened
         if not any(is_menu_item(e) and is_visible(e, obs.size) for e in obs.elements):
             break
         ex.act(Key(key="esc"))
@@ -42,4 +43,4 @@ def probe_toggle(ex: Any, st: dict[str, Any], el: UIElement, new: Observation,
     if now is None or after == before:
         return None
     return Effect(kind="state", signature=el.signature, role=el.role.lower(), name=" ".join(el.name.split()),
-                  state="checked", before=before, after=after, reveal=[s["action"] for s in st["prefix"]])
+                  state="checked", before=before, after=after, reveal=[s["action"] for s in opens])
