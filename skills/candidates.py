@@ -34,8 +34,9 @@ class Candidate:
 
     @property
     def label(self) -> str:
-        """How a UI path names it: the control's name (or role), prefixed for the non-click kinds."""
-        label = clean_name(self.el.name) or self.el.role
+        """How a UI path names it: the control's name (or role; an unnamed multi-line text is the
+        document, apart from an unnamed one-line field), prefixed for the non-click kinds."""
+        label = clean_name(self.el.name) or ("document" if "multi-line" in self.el.states else self.el.role)
         return label if self.kind == "click" else f"{self.kind.replace('_', '-')} {label}"
 
     @property

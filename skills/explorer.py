@@ -391,7 +391,8 @@ class Explorer(Navigator):
         ctx = StateKey(f"{screen.exact}~{self.values_digest(obs)}", screen.abstract, screen.title)
         if self.graph.has_state(ctx):
             return
-        self.graph.add_state(ctx, obs, st["depth"] + 1, st["prefix"] + [{**rec, "dst": ctx.exact}], names,
+        step = {**rec, "dst": ctx.exact, "context": True}
+        self.graph.add_state(ctx, obs, st["depth"] + 1, st["prefix"] + [step], names,
                              candidates=idle)
 
     def _verified_pairs(self) -> set[tuple[str, str]]:
