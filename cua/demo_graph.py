@@ -76,7 +76,7 @@ def thumbnails(states: list[dict[str, Any]], shots: Path, out: Path) -> dict[str
             continue
         im = Image.open(path).convert("RGB")
         im.thumbnail((THUMB_W, THUMB_W))
-        rel = f"graph/{s['key'][:16]}.png"
+        rel = f"graph/{s['key'].replace('~', '_')}.png"  # a value context's key: its screen's, '~', values
         im.save(out / rel)
         got[s["key"]] = rel
     return got

@@ -393,7 +393,7 @@ class Explorer(Navigator):
             return
         step = {**rec, "dst": ctx.exact, "context": True}
         self.graph.add_state(ctx, obs, st["depth"] + 1, st["prefix"] + [step], names,
-                             candidates=idle)
+                             screenshot=self.save_screen(ctx, obs), candidates=idle)
 
     def _verified_pairs(self) -> set[tuple[str, str]]:
         """(parent, control) of this app's verified skills: a control verified once is not redone."""
