@@ -31,8 +31,8 @@ import json
 import sys
 import tempfile
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -164,6 +164,11 @@ def false_verified(ex: Any, lib: Any, limit: int) -> tuple[int, int]:
 
 
 # -- report -------------------------------------------------------------------------------------------
+def cell(row: dict[str, Any], k: str, f: Callable[[dict[str, Any]], str]) -> str:
+    """One strategy's entry of a table row, or '-' when that strategy did not run."""
+    return f(row[k]) if k in row else "-"
+
+
 def at(timeline: list, truth: list, seconds: float | None = None, actions: int | None = None) -> float:
     keys: set = set()
     for t, n, k in timeline:
@@ -245,9 +250,6 @@ def main() -> None:
     for col in ("app", "controls", "explorer (verified)", "random (verified)", "breadth-first (verified)",
                 "x random", "effect seen (expl/rand/bfs)", "false-verified", "actions (expl/rand/bfs)"):
         table.add_column(col)
-    def cell(row: dict[str, Any], k: str, f: Callable[[dict[str, Any]], str]) -> str:
-        return f(row[k]) if k in row else "-"
-
     for app, row in result["apps"].items():
         e = row["explorer"]["coverage"]
         table.add_row(app, str(row["truth"]), f"{e['covered']}/{e['total']} = {e['share']:.0%}",

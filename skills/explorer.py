@@ -19,7 +19,7 @@ from typing import Any
 
 from cua.actions import RightClick, Scroll, action_from_dict
 from cua.env.base import EnvError
-from cua.perception.elements import Observation
+from cua.perception.elements import Observation, UIElement
 from skills.candidates import Candidate, candidates, steps_for
 from skills.effects import diff_effects, skill_effects
 from skills.graph import StateKey, UIGraph, base_key, is_visible, state_key, visible_signatures
@@ -88,7 +88,6 @@ class Explorer(Navigator):
         self._changers: dict[str, list[tuple[dict[str, Any], list[str], str, Observation]]] = {}
         self._idle: dict[str, set[str]] = {}  # per state: controls that showed no effect of their own there
         self._openers: dict[str, set[str]] = {}  # per state: controls that opened a menu there
-        self._disabled: dict[str, set[str]] = {}  # per state: named controls shown disabled there
         self._plain_checks = False  # the toolkit marks check items as plain menu items (Qt): probe those too
 
     def progress(self) -> None:
@@ -217,8 +216,6 @@ class Explorer(Navigator):
             return
         tried = self.graph.tried(key)
         cands = candidates(self._obs, self.profile, only, depth)
-        self._disabled[key.exact] = {e.signature for e in self._obs.elements if e.signature and clean_name(e.name)
-                                     and is_visible(e, self._obs.size) and not is_enabled(e)}
         if "~" in key.exact and names:  # inside a value context: what is verified already is not redone
             done = self._verified_pairs()
             cands = [c for c in cands if (names[-1], c.label) not in done or _opens_submenu(c)]
@@ -380,8 +377,9 @@ class Explorer(Navigator):
         ones shown disabled, and the menus (their items not yet verified) are tried again."""
         if "~" in key.exact or not self._changers.get(key.exact):
             return
-        idle = sorted(self._idle.get(key.exact, set()) | self._openers.get(key.exact, set())
-                      | self._disabled.get(key.exact, set()))
+        disabled = {e.signature for e in map(UIElement.model_validate, st["elements"])  # stored: the visible ones
+                    if e.signature and clean_name(e.name) and not is_enabled(e)}
+        idle = sorted(self._idle.get(key.exact, set()) | self._openers.get(key.exact, set()) | disabled)
         verified = [c for c in self._changers[key.exact] if (s := self.lib.get(c[2])) is not None
                     and s.status == "verified"]
         if not idle or not verified:
