@@ -194,12 +194,13 @@ def diff_effects(old: Observation, new: Observation, volatile_slots: set[str] | 
     # a menu (or a bar, a panel) that opened: controls that appeared
     appeared = [e for s, e in n_vis.items() if s not in o_vis and e.role.lower() not in WINDOW_ROLES
                 and s not in volatile_sigs]
-    items = [e for e in appeared if is_menu_item(e)]
+    opened_window = any(x.kind == "window_opened" for x in out)  # a menu of submenus only opens one too
+    items = [e for e in appeared if is_menu_item(e) or (e.role.lower() == "menu" and not opened_window)]
     if items:
         parent = items[0].path[-1] if items[0].path else ""
         out.append(Effect(kind="menu_opened", signature="", role="menu",
                           name=parent.split(":", 1)[-1], members=sorted(e.signature for e in items)[:limit]))
-    elif not any(x.kind == "window_opened" for x in out):
+    elif not opened_window:
         for e in appeared:
             if e.role.lower() in BAR_ROLES + CONTROL_ROLES:
                 out.append(Effect(kind="appeared", signature=e.signature, role=e.role.lower(), name=_words(e.name),

@@ -10,6 +10,7 @@ budget live in skills.navigate: every action and reset is counted.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Callable
@@ -21,7 +22,7 @@ from cua.actions import RightClick, Scroll, action_from_dict
 from cua.env.base import EnvError
 from cua.perception.elements import Observation, UIElement
 from skills.candidates import Candidate, candidates, steps_for
-from skills.effects import diff_effects, skill_effects
+from skills.effects import WINDOW_ROLES, diff_effects, skill_effects
 from skills.graph import StateKey, UIGraph, base_key, is_visible, state_key, visible_signatures
 from skills.library import SkillLibrary
 from skills.navigate import BudgetExhausted, CountingEnv, Navigator
@@ -215,10 +216,15 @@ class Explorer(Navigator):
                 self.graph.mark_done(key)
             return
         tried = self.graph.tried(key)
+        if only is not None and st["prefix"] and st["prefix"][-1].get("context") == "mode":
+            only |= self._mode_extras(self._obs)
         cands = candidates(self._obs, self.profile, only, depth)
         if "~" in key.exact and names:  # inside a value context: what is verified already is not redone
             done = self._verified_pairs()
             cands = [c for c in cands if (names[-1], c.label) not in done or _opens_submenu(c)]
+        elif _mode_depth(st):  # inside a mode: what was tried anywhere is not redone; menus are opened again
+            done, menus = self.graph.tried_anywhere(), self._root_openers()
+            cands = [c for c in cands if c.key not in done or _opens_submenu(c) or c.el.signature in menus]
         if depth == 0 and self.only is not None:
             cands = [c for c in cands if self.only.search(clean_name(c.el.name))]
         if not cands and depth == 0:  # the start state always has controls: this look was incomplete
@@ -246,6 +252,8 @@ class Explorer(Navigator):
                 return  # come back to this state on the next pass
             self.try_candidate(st, path, cand, steps)
         self.flush()
+        if key == self.root:
+            self.graph.set_meta("openers", json.dumps(sorted(self._openers.get(key.exact, set()))))
         self.add_context(key, st)
         self.graph.mark_done(key)
 
@@ -292,6 +300,8 @@ class Explorer(Navigator):
                 new = self._obs
         opened = any(e.kind == "menu_opened" and not e.inherited for e in effects)
         in_ctx = "~" in key.exact
+        base = _mode_depth(st)  # a mode's screen counts as a start screen: its menus are as deep as the root's
+        ctx = in_ctx or base > 0
         new_key = state_key(new)
         if in_ctx and opened and effect in ("new_state", "known_state"):  # a menu opened in a value context
             new_key = StateKey(f"{new_key.exact}~{self.values_digest(new)}", new_key.abstract, new_key.title)
@@ -316,21 +326,23 @@ class Explorer(Navigator):
         # a typed field's states are not entered, nor what a value context opens (its screens are explored
         # from the state the context was made from: entering them again would only duplicate that work)
         # (in a value context, only its menus are entered: what else opens there was explored without it)
-        explorable = effect == "new_state" and len(steps) == 1 and (not in_ctx or opened)
+        explorable = effect == "new_state" and len(steps) == 1 and (not ctx or opened)
         descend = explorable and (cand.kind == "scroll" or opened)
+        if effect == "new_state" and not ctx and not opened and cand.kind == "click" and self._is_mode(new):
+            rec = {**rec, "context": "mode"}
         if effect == "new_state":
             cand_sigs = sorted(visible_signatures(new) - visible_signatures(self._pre)
                                - visible_signatures(self.start_obs))  # the start state's own controls
             self.graph.add_state(new_key, new, depth + 1 if cand.kind != "scroll" else st["depth"],
                                  st["prefix"] + [rec], child_names,
                                  screenshot=self.save_screen(new_key, new), candidates=cand_sigs)
-            if not explorable or (cand.kind != "scroll" and (depth + 1 >= self.budget.max_depth
+            if not explorable or (cand.kind != "scroll" and (depth - base + 1 >= self.budget.max_depth
                                                           or not self.profile.descend(cand.el.name))):
                 self.graph.mark_done(new_key)
         elif effect == "error_dialog":
             self.note(f"{' › '.join(child_names)} showed an error dialog")
         skill = None
-        if cand.kind != "scroll" and effect != "error_dialog" and not (in_ctx and opened) \
+        if cand.kind != "scroll" and effect != "error_dialog" and not (ctx and opened) \
                 and self.lib.get(" › ".join(child_names)) is None:
             # stored before the transition: a kill here leaves an unverified skill the next run verifies
             skill = self.add_skill(child_names, all_steps, cand, new, effects)
@@ -377,9 +389,9 @@ class Explorer(Navigator):
         ones shown disabled, and the menus (their items not yet verified) are tried again."""
         if "~" in key.exact or not self._changers.get(key.exact):
             return
-        disabled = {e.signature for e in map(UIElement.model_validate, st["elements"])  # stored: the visible ones
-                    if e.signature and clean_name(e.name) and not is_enabled(e)}
-        idle = sorted(self._idle.get(key.exact, set()) | self._openers.get(key.exact, set()) | disabled)
+        disabled = _disabled(st)
+        openers = self._openers.get(key.exact, set()) if not _mode_depth(st) else set()  # the root's context has them
+        idle = sorted(self._idle.get(key.exact, set()) | openers | disabled)
         verified = [c for c in self._changers[key.exact] if (s := self.lib.get(c[2])) is not None
                     and s.status == "verified"]
         if not idle or not verified:
@@ -392,6 +404,26 @@ class Explorer(Navigator):
         step = {**rec, "dst": ctx.exact, "context": True}
         self.graph.add_state(ctx, obs, st["depth"] + 1, st["prefix"] + [step], names,
                              screenshot=self.save_screen(ctx, obs), candidates=idle)
+
+    # -- modes --------------------------------------------------------------------------------------
+    def _root_openers(self) -> set[str]:
+        """The start screen's controls that opened a menu (stored once the start screen is explored)."""
+        stored = self.graph.get_meta("openers")
+        return self._openers.get(self.root.exact, set()) | set(json.loads(stored) if stored else ())
+
+    def _is_mode(self, new: Observation) -> bool:
+        """A click changed the main window in place (a calculator's scientific view, a second tab, a find
+        bar): the start screen's windows alone are open, its menus still there. Its screen is then a mode,
+        where those menus and the controls shown disabled at the start are tried again."""
+        if _windows(new) != _windows(self.start_obs):
+            return False
+        return any((e := new.by_signature(s)) is not None and is_visible(e, new.size) and is_enabled(e)
+                   for s in self._root_openers())
+
+    def _mode_extras(self, obs: Observation) -> set[str]:
+        """The start screen's menus and disabled controls, as they show (enabled) in a mode's screen."""
+        return {s for s in self._root_openers() | _disabled(self.graph.state(self.root))
+                if (e := obs.by_signature(s)) is not None and is_visible(e, obs.size) and is_enabled(e)}
 
     def _verified_pairs(self) -> set[tuple[str, str]]:
         """(parent, control) of this app's verified skills: a control verified once is not redone."""
@@ -429,6 +461,21 @@ class Explorer(Navigator):
         for s in self.lib.list(app=self.app, status="unverified"):
             if s.provenance == "explored" and not s.extra.get("checked"):
                 self.verify(s.name)
+
+
+def _windows(obs: Observation) -> set[str]:
+    return {e.signature for e in obs.elements if e.role.lower() in WINDOW_ROLES and is_visible(e, obs.size)}
+
+
+def _disabled(st: dict[str, Any]) -> set[str]:
+    """The named controls a stored state showed disabled (it stores the visible ones)."""
+    return {e.signature for e in map(UIElement.model_validate, st["elements"])
+            if e.signature and clean_name(e.name) and not is_enabled(e)}
+
+
+def _mode_depth(st: dict[str, Any]) -> int:
+    """The length of a state's prefix up to the click that made its mode (0: not in a mode)."""
+    return max((i + 1 for i, s in enumerate(st["prefix"]) if s.get("context") == "mode"), default=0)
 
 
 def _opens_submenu(c: Candidate) -> bool:

@@ -206,6 +206,10 @@ class UIGraph:
     def tried(self, src: StateKey | str) -> set[str]:
         return {r[0] for r in self.db.execute("SELECT signature FROM transitions WHERE src=?", (str(src),))}
 
+    def tried_anywhere(self) -> set[str]:
+        """Every candidate key tried from any state."""
+        return {r[0] for r in self.db.execute("SELECT DISTINCT signature FROM transitions")}
+
     def transitions(self, src: StateKey | str | None = None) -> list[dict[str, Any]]:
         q = "SELECT src, signature, action, dst, effect, seconds FROM transitions"
         rows = self.db.execute(q + (" WHERE src=?" if src else "") + " ORDER BY id", (str(src),) if src else ())

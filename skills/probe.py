@@ -26,7 +26,8 @@ def probe_toggle(ex: Any, st: dict[str, Any], el: UIElement, new: Observation,
     role = el.role.lower()
     toggleish = role in TOGGLE_ROLES or "checkable" in el.states or "checked" in el.states or (
         plain and role == "menu item")
-    opens = [s for s in st["prefix"] if not s.get("context")]  # a value context's click or typing is not redone
+    marks = [i for i, s in enumerate(st["prefix"]) if s.get("context")]  # a context's click or typing is not redone
+    opens = st["prefix"][marks[-1] + 1:] if marks else st["prefix"]
     if not toggleish or not opens:
         return None
     if new.by_signature(el.signature) is not None and is_visible(new.by_signature(el.signature), new.size):
