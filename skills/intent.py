@@ -18,8 +18,14 @@ from skills.skill_text import app_as_word, kind_of, label_of, toggle_target
 Polarity = Literal["on", "off"] | None
 QUOTED = re.compile(r'"([^"]*)"|“([^”]*)”|(?<![\w])\'([^\']*)\'(?![\w])')
 NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
-_SPLIT = re.compile(r"\s*(?:,\s*and then\b|,\s*then\b|\band then\b|\bthen\b|;|,\s*and\b|\band also\b|\balso\b"
-                    r"|\band\b|,)\s*", re.IGNORECASE)
+# Where one intent ends and the next begins. A strong break ("and then", "; ", "after that") always
+# separates intents; a weak one ("and", a comma) only between imperative clauses ("turn on X and Y",
+# "show X, open Y"), not inside a description ("the line and column I'm on", "for opening and saving").
+_STRONG = re.compile(r"(\s*(?:,?\s*and then\b|,?\s*(?:and )?after that\b|,?\s*and afterwards\b|,\s*then\b|\bthen\b|;"
+                     r"|,?\s*and also\b|\balso\b)\s*)", re.IGNORECASE)
+_WEAK = re.compile(r"(\s*(?:,\s*and\b|\band\b|,)\s*)", re.IGNORECASE)
+# A piece after a weak break that starts like this is a subordinate clause of the one before it
+_SUBORDINATE = re.compile(r"(?:^|\s)(?:what|which|how|where|who|whom|whose|why|when|whether|if|that|so)\b", re.IGNORECASE)
 _VERB = re.compile(r"^(?:please\s+)?(turn on|turn off|switch on|switch off|switch to|show|hide|enable|disable|"
                    r"open|close|use|set|make|put|display|activate|deactivate|toggle|start|stop|go to|select|"
                    r"choose|change|bring up|get rid of|remove|insert|add|paste|type|write|enter|delete|copy|cut|"
@@ -37,6 +43,10 @@ _ON = re.compile(r"\b(turn(?:ed)?\s+on|switch(?:ed)?\s+on|enable|show|display|ac
 _FLIP = re.compile(r"\b(toggle|flip|switch between|invert)\b", re.IGNORECASE)
 _CUE = re.compile(r"\b(?:search(?:ing)? for|look(?:ing)? for|find|hunt for|type|write|enter|insert|named|"
                   r"called|saying|the word|the text|the phrase)\s+(.+)$", re.IGNORECASE)
+# What follows a cue word but names a control or a placeholder, not a value
+_NO_VALUE = re.compile(r"^(?:(?:bar|box|dialog|window|panel|pane|toolbar|menu|tab|button|field|option|setting|"
+                       r"feature|function|tool)s?|(?:a|an|some|any|the|my)? ?(?:word|text|thing|string|phrase|"
+                       r"something)s?)\b(?!\s*[\w'\"])", re.IGNORECASE)
 _TAIL = re.compile(r"\s+(?:in|inside|within|on|across)\s+(?:the|this|my)\s+\w+.*$|\s+please$|[.!?]+$",
                    re.IGNORECASE)
 
@@ -78,14 +88,17 @@ def clause(text: str) -> Clause:
     value = _TAIL.sub("", m.group(1)).strip() if m else None
     if value:
         value = re.sub(r"^(?:the (?:word|text|phrase)|for)\s+", "", value, flags=re.IGNORECASE).strip() or None
+    if value and _NO_VALUE.match(value):  # "open the find bar", "look for a word": no value given
+        value = None
     return Clause(text=text, polarity=polarity(text), quoted=quoted(text), numbers=NUMBER.findall(bare),
                   unquoted=value)
 
 
 def splits(request: str, most: int = 3, keep: tuple[str, ...] = ()) -> list[list[str]]:
     """Ways to read the request as several intents, each part a whole clause (a verb carried over from
-    the first part when a later part has none: "turn on X and Y" -> "turn on Y"). Quoted text is never
-    cut, nor a `keep` phrase (a control's own name with "and" in it: "Find and Replace")."""
+    the first part when a later part has none: "turn on X and Y" -> "turn on Y"): first at strong breaks
+    only ("show X, and then Y"), then at weak ones too where they join imperative clauses. Quoted text
+    is never cut, nor a `keep` phrase (a control's own name with "and" in it: "Find and Replace")."""
     held: list[str] = []
 
     def hold(m: re.Match) -> str:
@@ -96,15 +109,41 @@ def splits(request: str, most: int = 3, keep: tuple[str, ...] = ()) -> list[list
     for phrase in sorted(keep, key=len, reverse=True):
         protected = re.sub(re.escape(phrase), hold, protected, flags=re.IGNORECASE)
     restore = re.compile(r"\0(\d+)\0")
-    parts = [restore.sub(lambda m: held[int(m.group(1))], p).strip(" .") for p in _SPLIT.split(protected)]
-    parts = [p for p in parts if p and _FILLER_END.sub("", _FILLER.sub("", f"{p} ")).strip(" ,.!?")]  # not "please"
-    if len(parts) < 2 or len(parts) > most:
-        return []
-    verb = _VERB.match(parts[0])
-    out = [parts[0]]
-    for p in parts[1:]:
-        out.append(p if _VERB.match(p) or not verb else f"{verb.group(1)} {p}")
-    return [out]
+    strong = _STRONG.split(protected)[::2]
+    fine = [p for s in strong for p in _weak_parts(s)]
+    readings = []
+    for parts in (strong, fine):
+        parts = [restore.sub(lambda m: held[int(m.group(1))], p).strip(" .") for p in parts]
+        parts = [p for p in parts if _content(p)]  # not "please"
+        if 2 <= len(parts) <= most and parts not in [r for r, _ in readings]:
+            readings.append((parts, _carry_verb(parts)))
+    return [out for _, out in readings]
+
+
+def _content(part: str) -> str:
+    return _FILLER_END.sub("", _FILLER.sub("", f"{part} ")).strip(" ,.!?")
+
+
+def _weak_parts(text: str) -> list[str]:
+    """`text` cut at its weak breaks where the piece after one is a clause of its own: it starts with a
+    verb, or the text is an imperative list ("turn on X, Y and Z") and neither the piece nor the clause it
+    follows is a subordinate clause ("... the strip that shows the line and column")."""
+    pieces = _WEAK.split(text)
+    imperative = bool(_VERB.match(_content(pieces[0])))
+    out = [pieces[0]]
+    for sep, piece in zip(pieces[1::2], pieces[2::2]):
+        bare = _content(piece)
+        inside = _SUBORDINATE.search(_content(out[-1]), 1)  # "the strip that shows the line and column"
+        if _VERB.match(bare) or (imperative and bare and not inside and not _SUBORDINATE.match(bare)):
+            out.append(piece)
+        else:
+            out[-1] += sep + piece
+    return out
+
+
+def _carry_verb(parts: list[str]) -> list[str]:
+    verb = _VERB.match(_content(parts[0]))
+    return [parts[0]] + [p if _VERB.match(_content(p)) or not verb else f"{verb.group(1)} {p}" for p in parts[1:]]
 
 
 def strip_verb(text: str) -> str:

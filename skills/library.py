@@ -6,21 +6,30 @@ short IMMEDIATE transaction, so concurrent processes serialise instead of corrup
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sqlite3
 from pathlib import Path
 from typing import Any
 
+import snowballstemmer
 from pydantic import ValidationError
 
 from skills.skill import Skill
 from skills.skill_text import document
 
 EXPORT_FORMAT = "cua-skills"
+_STEMMER = snowballstemmer.stemmer("english")
 EXPORT_VERSION = 1
 STOP_WORDS = {"the", "a", "an", "to", "of", "and", "in", "on", "for", "it", "with", "from", "this", "that",
-              "me", "my", "please", "then", "is", "be", "into", "by", "at", "or", "as"}
+              "me", "my", "please", "then", "is", "be", "into", "by", "at", "or", "as",
+              # pronouns, auxiliaries and question words: a question's frame says nothing about the control
+              # ("what version of it am I running"), yet each word the library lacks counts against a match
+              "i", "im", "am", "are", "was", "were", "do", "does", "did", "can", "could", "would", "will",
+              "should", "you", "your", "we", "our", "us", "what", "which", "who", "how", "where", "when", "why",
+              "there", "here", "its", "these", "those", "them", "they", "application",
+              "m", "d", "t", "s", "ll", "ve", "re", "don", "doesn", "didn", "isn", "aren", "won"}  # I'm, don't
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS skills (
@@ -38,17 +47,14 @@ class SkillImportError(ValueError):
 
 
 def tokenize(text: str) -> list[str]:
-    """Lowercase word tokens with a light stemmer, stop words dropped (for BM25)."""
-    out = []
-    for w in re.findall(r"[a-z0-9]+", text.lower()):
-        if w in STOP_WORDS:
-            continue
-        for suf in ("ing", "es", "s", "ed"):
-            if len(w) > len(suf) + 3 and w.endswith(suf):
-                w = w[: -len(suf)]
-                break
-        out.append(w)
-    return out
+    """Lowercase word tokens, stop words dropped, each stemmed by the Snowball English stemmer (for BM25
+    and label overlap): "replacing" and "Replace", "saving" and "Save" are one word."""
+    return [_stem(w) for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in STOP_WORDS]
+
+
+@functools.lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    return _STEMMER.stemWord(word)
 
 
 def skill_search_text(skill: Skill) -> str:

@@ -25,7 +25,9 @@ THESAURUS = {
     "options": "settings preferences",
     "about": "version credits authors information who made it",
     "statusbar": "status bar at the bottom of the window", "toolbar": "tool bar row of icon buttons at the top",
-    "menubar": "menu bar", "help": "manual documentation user guide handbook instructions",
+    "menubar": "menu bar", "menu bar": "menubar menus strip along the top file edit view",
+    "viewer": "read only lock protect view only no editing", "jump": "go to take me line number",
+    "help": "manual documentation user guide handbook instructions",
     "spelling": "spell check typos misspelled words proofread", "tab size": "indent indentation width",
     "reverse polish": "postfix notation operator after the numbers", "read only": "lock no editing view only",
     "find": "search look for locate", "search": "find look for",
@@ -38,7 +40,7 @@ THESAURUS = {
     "scientific": "advanced functions trigonometry sine cosine logarithm",
     "paper": "tape roll printout list", "quit": "exit close leave", "close": "dismiss hide",
     "select all": "everything whole document", "duplicate": "copy repeat twice",
-    "session": "sessions restore reopen documents", "side-pane": "side pane panel list of documents sidebar",
+    "session": "sessions restore reopen remember set of open documents files later", "side-pane": "side pane panel list of documents sidebar",
     "date": "today time now current", "encoding": "character set charset codepage",
 }
 

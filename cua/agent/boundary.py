@@ -180,7 +180,7 @@ def decide(task: str, matches: list[tuple[Any, float]], has_model: bool, min_cov
 # over the three apps' dev and held-out paraphrase splits pooled (libraries from 5-minute explorations),
 # with the unverified-rival and generic-verb rules on. A clear winner is believed a little lower (gap
 # weight 0.1: up to 0.03 for a lead of 0.3 over the best rival). README: Understanding requests.
-DEFAULT_BOUNDARY = {"threshold": 0.52, "margin": 0.03, "w": 0.7, "gap_weight": 0.1}
+DEFAULT_BOUNDARY = {"threshold": 0.62, "margin": 0.03, "w": 0.7, "gap_weight": 0.5}
 _MENU_WORD = re.compile(r"\bmenus?\b", re.IGNORECASE)
 _RETRIEVERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # one index per open library
 
@@ -225,7 +225,11 @@ def _covers(skill: Any, part: str, cands: list[Any], bound: dict[str, Any]) -> b
     part's own best match (of any status: an unverified "Match case" is still what "turn on match case"
     names, not the find bar whose dialog shows it), and the skill scores over the threshold on it, or the
     part's best is this skill or a control on its UI path, or its text has every content word of the part
-    ("insert today's date and time": "time")."""
+    ("insert today's date and time": "time"). A part all of whose words are in the skill's label serves
+    it ("save and load sessions": "save" is Save/Restore Session's)."""
+    words = set(tokenize(strip_verb(retrieval_text(parse_clause(part)))))
+    if words and words <= set(tokenize(_last_label(skill))):  # "save and load sessions": Save/Restore Session
+        return True
     top = next((x for x in cands if kind_of(x.skill) != "menu"), None)
     mine = next((x.score for x in cands if x.skill.name == skill.name), 0.0)
     on_line = top is not None and _same_line(top.skill, skill)
@@ -237,7 +241,6 @@ def _covers(skill: Any, part: str, cands: list[Any], bound: dict[str, Any]) -> b
         return True
     if on_line:  # the part's own best is this skill or a control on its way ("who made this calculator and
         return True  # what version is it": About twice; "the lettering is tiny": Font's OK): nothing else asked
-    words = set(tokenize(strip_verb(retrieval_text(parse_clause(part)))))
     return bool(words) and words <= set(tokenize(skill_search_text(skill)))
 
 
@@ -314,6 +317,20 @@ def _rests_on_verb(text: str, skill: Any) -> bool:
     return not any(set(tokenize(w)) & words or wordnet.synonym_of_any(w, plain_named, their) for w in obj)
 
 
+# "close mousepad", "quit the calculator", "shut the editor down": about the application itself (its name
+# read as "the application", skills.skill_text.app_as_word), not about a Close button of one of its dialogs
+_QUIT_APP = re.compile(r"\b(?:close|exit|quit|shut|leave|terminate)\b(?:\s+down)?\s+(?:the\s+|this\s+|my\s+)?"
+                       r"(?:application|app|program|editor|calculator|window)\b", re.IGNORECASE)
+
+
+def _quits_app(text: str, skill: Any, app: str) -> bool:
+    """The request is to quit the application, and the skill is not a top-level Quit/Exit/Close item."""
+    if not _QUIT_APP.search(retrieval_text(parse_clause(text), app)):
+        return False
+    path = ui_path(skill)
+    return not (len(path) <= 2 and re.fullmatch(r"(?:quit|exit|close)(?: window)?", _last_label(skill)))
+
+
 def _unverified_rival(cands: list[Any], best: Any) -> Any:
     """An unverified skill for another control that matches the request better than the best verified
     one: the request is about that control, and running the verified one would be a wrong run."""
@@ -326,7 +343,16 @@ def _unverified_rival(cands: list[Any], best: Any) -> Any:
     return None
 
 
-def judge(text: str, cands: list[Any], bound: dict[str, Any]) -> ClauseMatch:
+_TYPING = re.compile(r"\b(?:type|typing|enter|write|fill|input)\b", re.IGNORECASE)
+
+
+def _types_sample(skill: Any) -> bool:
+    """The skill's last step types a fixed text (an explored "set this field" primitive without parameters)."""
+    last = skill.steps[-1].action if skill.steps and isinstance(skill.steps[-1].action, dict) else {}
+    return last.get("kind") == "type" and not skill.parameters
+
+
+def judge(text: str, cands: list[Any], bound: dict[str, Any], app: str = "") -> ClauseMatch:
     """Is there one confident skill for this clause? Candidates are ranked, best first."""
     c = parse_clause(text)
     usable = [x for x in cands if x.skill.status in ("verified", "failed")]
@@ -334,8 +360,10 @@ def judge(text: str, cands: list[Any], bound: dict[str, Any]) -> ClauseMatch:
     takers = [x for x in usable if x.skill.parameters]
     if has_values and takers and takers[0].score >= bound["threshold"]:
         usable = takers  # the request gives values: a skill that takes them
-    elif not has_values:  # no values given: a skill that needs none (not one typing its sample default)
-        usable = [x for x in usable if not x.skill.parameters] or usable
+    elif not has_values:  # no values given: a skill that needs none (not one typing its sample default), and
+        usable = [x for x in usable if not x.skill.parameters] or usable  # unless the request is to type,
+        if not _TYPING.search(text):  # none that ends typing a fixed sample ("Replace › type text")
+            usable = [x for x in usable if not _types_sample(x.skill)] or usable
     if not _MENU_WORD.search(text):  # opening a menu is hardly ever what a request is for
         usable = [x for x in usable if kind_of(x.skill) != "menu"]
     members: dict[str, list[Any]] = {}
@@ -365,6 +393,9 @@ def judge(text: str, cands: list[Any], bound: dict[str, Any]) -> ClauseMatch:
         return ClauseMatch(text, "none", best, second, c, note=f"it reads as {rival.skill.name!r} ({rival.score:.3f}), "
                            f"which exploration found but did not verify; {best.skill.name!r} is only the nearest "
                            "verified skill")
+    if _quits_app(text, best.skill, app):
+        return ClauseMatch(text, "none", best, second, c, note="it asks to quit the application, which no known "
+                           f"skill does ({best.skill.name!r} is not the application's Quit)")
     if _rests_on_verb(text, best.skill):  # "open the preferences" against File › Open
         return ClauseMatch(text, "none", best, second, c, note=f"only its verb names {best.skill.name!r}; what it "
                            "asks for is not that skill's")
@@ -389,10 +420,10 @@ def read_request(task: str, library: Any, method: str = "fused",
     app = retriever.apps[0] if len(retriever.apps) == 1 else ""
     ranked = retriever.rank([retrieval_text(parse_clause(t), app) for t in texts], method=method, w=bound["w"])
     by_text = dict(zip(texts, ranked))
-    whole = judge(task, by_text[task], bound)
+    whole = judge(task, by_text[task], bound, app)
     choice = [whole]
     for reading in readings[1:]:
-        parts = [judge(t, by_text[t], bound) for t in reading]
+        parts = [judge(t, by_text[t], bound, app) for t in reading]
         distinct = len({_group(p.best.skill) for p in parts if p.best is not None}) == len(parts)
         # believe the split when the whole request's best skill does not itself match every part
         # ("line numbers and the status bar"), not when it does ("find and replace"); a part then left
@@ -453,7 +484,10 @@ def decide_request(task: str, library: Any, has_model: bool, method: str = "fuse
             args = bind_values(p.best.skill, p.clause)
         except ValueError as e:
             return Decision("outside", reason=str(e), nearest=nearest, explain=explain)
-        unused = [q for q in p.clause.quoted if q not in {str(v) for v in args.values()}]
+        given = {str(v) for v in args.values()}  # a number may be in the control's own name ("Tab Size › 4")
+        unused = [q for q in p.clause.quoted if q not in given] + [
+            n for n in p.clause.numbers if n not in given and not re.search(rf"(?<![\d.]){re.escape(n)}(?![\d.])",
+                                                                            p.best.skill.name)]
         if unused:  # running it would leave the request's value unused: success would be a false one
             return Decision("outside", reason=f"the request gives {unused[0]!r}, but its best skill "
                                               f"{p.best.skill.name!r} takes no value for it, and no model is "

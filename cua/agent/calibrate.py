@@ -19,7 +19,7 @@ from skills.retrieval import Retriever
 from skills.skill_text import ui_path
 
 WRONG_COST = 3.0
-GAP_WEIGHTS = [0.0, 0.1, 0.2]  # how much a lead over the best rival counts towards the threshold
+GAP_WEIGHTS = [0.0, 0.25, 0.5]  # how much a lead over the best rival counts towards the threshold
 
 
 @dataclass
