@@ -35,7 +35,7 @@ _VERB = re.compile(r"^(?:please\s+)?(turn on|turn off|switch on|switch off|switc
                    re.IGNORECASE)
 _OFF = re.compile(r"\b(turn(?:ed)?\s+off|switch(?:ed)?\s+off|disable|hide|hidden|deactivate|get rid of|"
                   r"stop (?:showing|displaying|using)|(?:don't|do not|no longer) (?:show|display|want|need)|"
-                  r"no more|without|remove|take away|switch \w+(?: \w+)? off|turn \w+(?: \w+)? off|"
+                  r"no more|without|remove|take away|take off|take \w+(?: \w+)? off|never use|switch \w+(?: \w+)? off|turn \w+(?: \w+)? off|"
                   r"make \w+(?: \w+)? (?:go away|disappear)|unset|uncheck|untick)\b", re.IGNORECASE)
 _ON = re.compile(r"\b(turn(?:ed)?\s+on|switch(?:ed)?\s+on|enable|show|display|activate|reveal|unhide|"
                  r"bring back|put on|switch \w+(?: \w+)? on|turn \w+(?: \w+)? on|i want to see|"

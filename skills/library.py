@@ -29,6 +29,8 @@ STOP_WORDS = {"the", "a", "an", "to", "of", "and", "in", "on", "for", "it", "wit
               "i", "im", "am", "are", "was", "were", "do", "does", "did", "can", "could", "would", "will",
               "should", "you", "your", "we", "our", "us", "what", "which", "who", "how", "where", "when", "why",
               "there", "here", "its", "these", "those", "them", "they", "application",
+              "let", "so", "just", "very", "really", "too", "also", "some", "any", "anything", "something",
+              "want", "need", "like", "way",
               "m", "d", "t", "s", "ll", "ve", "re", "don", "doesn", "didn", "isn", "aren", "won"}  # I'm, don't
 
 SCHEMA = """

@@ -313,3 +313,67 @@ def test_a_control_inside_a_dialog_costs_each_place_the_request_does_not_name(li
         assert r.rank(["turn on match case"])[0][0].skill.name == "Search › Find › Match case"
         got, plain = row("turn on match case in the replace dialog")
         assert got == pytest.approx(plain)
+
+
+def test_strong_breaks_split_first_and_a_plain_and_only_between_imperative_clauses():
+    """'and then' always separates intents; 'and' or a comma only in an imperative list, never inside a
+    description ('the strip that shows the line and column'), nor before a subordinate clause."""
+    assert splits("I miss the row of icon buttons for opening and saving, can you bring that back?") == []
+    assert splits("Bring up the panel where I type a word and what it should be swapped with") == []
+    assert splits("open a new tab, and then turn on the strip that shows the line and column") == [
+        ["open a new tab", "turn on the strip that shows the line and column"]]
+    assert splits("turn on line numbers, word wrap and the status bar") == [
+        ["turn on line numbers", "turn on word wrap", "turn on the status bar"]]
+    assert splits("could you turn on the toolbar and the statusbar") == [
+        ["could you turn on the toolbar", "turn on the statusbar"]]
+    # the strong reading first, the finer one after it
+    assert splits("show the find bar, and after that show the version and credits") == [
+        ["show the find bar", "show the version and credits"],
+        ["show the find bar", "show the version", "show credits"]]
+
+
+def test_quitting_the_application_is_not_a_dialogs_close_button():
+    from cua.agent.boundary import _quits_app
+
+    close = Skill(name="Search › Find and Replace... › Close", app="mousepad")
+    assert _quits_app("close mousepad", close, "mousepad")
+    assert _quits_app("I'm done, shut the editor down", close, "mousepad")
+    assert not _quits_app("close the find and replace dialog", close, "mousepad")
+    assert not _quits_app("close mousepad", Skill(name="File › Quit", app="mousepad"), "mousepad")
+
+
+def test_a_value_the_chosen_skill_would_leave_unused_is_refused_numbers_too(lib):
+    """'word wrap at 80 columns': Word Wrap takes no number, so running it would drop the 80: refused
+    rather than a false success. A number in the control's own name is used ('Tab Size › 4')."""
+    d = decide_request("turn on word wrap at 80 columns", lib, False, bound=BOUND)
+    assert d.kind == "outside" and "'80'" in d.reason
+    assert decide_request("turn on word wrap", lib, False, bound=BOUND).skill.name == "Document › Word Wrap"
+
+
+def test_a_request_without_values_does_not_run_a_skill_that_types_a_sample(tmp_path):
+    from cua.agent.boundary import _types_sample
+
+    typing = Skill(name="Replace › type text", app="x", steps=[
+        SkillStep(action={"kind": "click", "target": {"text": "Replace"}}),
+        SkillStep(action={"kind": "type", "text": "hello"})])
+    assert _types_sample(typing) and not _types_sample(Skill(name="Replace", app="x", steps=[typing.steps[0]]))
+    assert clause("open the find bar").unquoted is None and clause("look for a word").unquoted is None
+    assert clause("search for hello").unquoted == "hello"
+
+
+def test_words_are_stemmed_alike_in_requests_and_labels():
+    assert tokenize("replacing saving") == tokenize("Replace Save")
+    assert tokenize("What version am I running?") == tokenize("version run")
+
+
+def test_off_is_not_asked_of_a_key_that_only_changes_a_value():
+    from cua.agent.boundary import _can_turn_off
+    from skills.effects import Effect
+    from skills.skill import Condition
+
+    key = Skill(name="<-", app="galculator", extra={"role": "push button"},
+                postcondition=Condition(effects=[Effect(kind="text", name="display", before="12", after="1")]))
+    group = key.model_copy(update={"name": "View › Buttons › Display Control", "postcondition": Condition(
+        effects=[Effect(kind="disappeared", role="push button", name="<-")])})
+    assert polarity("take them off the keypad") == "off" and polarity("I never use backspace") == "off"
+    assert not _can_turn_off(key) and _can_turn_off(group)

@@ -352,6 +352,15 @@ def _types_sample(skill: Any) -> bool:
     return last.get("kind") == "type" and not skill.parameters
 
 
+def _can_turn_off(skill: Any) -> bool:
+    """Can the skill's result be off: a toggle or choice, or a click that shows or hides something. A keypad
+    key or a command whose only recorded effect is a changed value has nothing to turn off."""
+    effects = getattr(skill.postcondition, "effects", []) or []
+    if kind_of(skill) not in ("button", "command") or not effects:
+        return True
+    return any(e.kind in ("appeared", "disappeared", "window_opened", "state", "title") for e in effects)
+
+
 def judge(text: str, cands: list[Any], bound: dict[str, Any], app: str = "") -> ClauseMatch:
     """Is there one confident skill for this clause? Candidates are ranked, best first."""
     c = parse_clause(text)
@@ -364,6 +373,8 @@ def judge(text: str, cands: list[Any], bound: dict[str, Any], app: str = "") -> 
         usable = [x for x in usable if not x.skill.parameters] or usable  # unless the request is to type,
         if not _TYPING.search(text):  # none that ends typing a fixed sample ("Replace › type text")
             usable = [x for x in usable if not _types_sample(x.skill)] or usable
+    if c.polarity == "off":  # "take the clear keys off the keypad": not a key, whose click only changes a value
+        usable = [x for x in usable if _can_turn_off(x.skill)]
     if not _MENU_WORD.search(text):  # opening a menu is hardly ever what a request is for
         usable = [x for x in usable if kind_of(x.skill) != "menu"]
     members: dict[str, list[Any]] = {}
