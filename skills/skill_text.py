@@ -196,6 +196,11 @@ def _synonym_phrases(label: str) -> list[str]:
     return [v for k, v in THESAURUS.items() if re.search(rf"\b{re.escape(k)}\b", low)]
 
 
+def _clip(text: str, most: int = 120) -> str:
+    """A long text (a help page that filled a view) says little about the control and drowns its words."""
+    return text if len(text) <= most else text[:most].rsplit(" ", 1)[0] + " ..."
+
+
 def document(skill: Any) -> str:
     """The skill in sentences, for the embedding model and BM25 alike."""
     path = ui_path(skill)
@@ -208,7 +213,7 @@ def document(skill: Any) -> str:
     if also:
         parts.append(f"Also: {also}.")
     effects = getattr(skill.postcondition, "effects", []) or []
-    words = "; ".join(e.describe() for e in effects if e.kind != "focus")
+    words = "; ".join(_clip(e.describe()) for e in effects if e.kind != "focus")
     if words:
         parts.append(f"It {words}.")
     title = dialog_title(skill)
