@@ -357,6 +357,9 @@ def test_a_request_without_values_does_not_run_a_skill_that_types_a_sample(tmp_p
         SkillStep(action={"kind": "click", "target": {"text": "Replace"}}),
         SkillStep(action={"kind": "type", "text": "hello"})])
     assert _types_sample(typing) and not _types_sample(Skill(name="Replace", app="x", steps=[typing.steps[0]]))
+    undo = Skill(name="type document › Edit › Undo", app="x", steps=[
+        SkillStep(action={"kind": "type", "text": "hello"}), SkillStep(action={"kind": "click", "target": {"text": "Undo"}})])
+    assert _types_sample(undo)
     assert clause("open the find bar").unquoted is None and clause("look for a word").unquoted is None
     assert clause("search for hello").unquoted == "hello"
 

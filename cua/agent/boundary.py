@@ -347,9 +347,11 @@ _TYPING = re.compile(r"\b(?:type|typing|enter|write|fill|input)\b", re.IGNORECAS
 
 
 def _types_sample(skill: Any) -> bool:
-    """The skill's last step types a fixed text (an explored "set this field" primitive without parameters)."""
-    last = skill.steps[-1].action if skill.steps and isinstance(skill.steps[-1].action, dict) else {}
-    return last.get("kind") == "type" and not skill.parameters
+    """The skill types a fixed text: an explored "set this field" primitive without parameters, or a
+    control reached after typing into the document ("type document › Edit › Undo" would undo its own
+    sample, not the user's edit)."""
+    return not skill.parameters and any(isinstance(st.action, dict) and st.action.get("kind") == "type"
+                                        for st in skill.steps)
 
 
 def _can_turn_off(skill: Any) -> bool:
@@ -371,7 +373,7 @@ def judge(text: str, cands: list[Any], bound: dict[str, Any], app: str = "") -> 
         usable = takers  # the request gives values: a skill that takes them
     elif not has_values:  # no values given: a skill that needs none (not one typing its sample default), and
         usable = [x for x in usable if not x.skill.parameters] or usable  # unless the request is to type,
-        if not _TYPING.search(text):  # none that ends typing a fixed sample ("Replace › type text")
+        if not _TYPING.search(text):  # none that types a fixed sample ("Replace › type text")
             usable = [x for x in usable if not _types_sample(x.skill)] or usable
     if c.polarity == "off":  # "take the clear keys off the keypad": not a key, whose click only changes a value
         usable = [x for x in usable if _can_turn_off(x.skill)]
