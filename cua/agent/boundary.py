@@ -57,14 +57,10 @@ class Decision:
 
 
 def _tokens(text: str) -> set[str]:
-    from skills.library import tokenize
-
     return set(tokenize(text))
 
 
 def _skill_tokens(skill: Any) -> set[str]:
-    from skills.library import skill_search_text
-
     return _tokens(skill_search_text(skill))
 
 
@@ -146,8 +142,6 @@ def prefer_fitting(skills: list[Any], task: str) -> list[Any]:
 
 
 def _tokens_list(text: str) -> list[str]:
-    from skills.library import tokenize
-
     return tokenize(text)
 
 
