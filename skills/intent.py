@@ -40,6 +40,7 @@ _OFF = re.compile(r"\b(turn(?:ed)?\s+off|switch(?:ed)?\s+off|disable|hide|hidden
 _ON = re.compile(r"\b(turn(?:ed)?\s+on|switch(?:ed)?\s+on|enable|show|display|activate|reveal|unhide|"
                  r"bring back|put on|switch \w+(?: \w+)? on|turn \w+(?: \w+)? on|i want to see|"
                  r"(?:let me|i'd like to|i would like to) see|check|tick|start using)\b", re.IGNORECASE)
+_PURPOSE = re.compile(r"\b(?:so that|so (?:i|we|you|it|they|that)|because|since|in order to)\b", re.IGNORECASE)
 _FLIP = re.compile(r"\b(toggle|flip|switch between|invert)\b", re.IGNORECASE)
 _CUE = re.compile(r"\b(?:search(?:ing)? for|look(?:ing)? for|find|hunt for|type|write|enter|insert|named|"
                   r"called|saying|the word|the text|the phrase)\s+(.+)$", re.IGNORECASE)
@@ -65,8 +66,9 @@ def quoted(text: str) -> list[str]:
 
 
 def polarity(text: str) -> Polarity:
-    """'off' when the clause asks to turn something off or hide it, 'on' for on/show words, else None."""
-    bare = QUOTED.sub(" ", text)
+    """'off' when the clause asks to turn something off or hide it, 'on' for on/show words, else None.
+    A purpose clause says why, not what to switch: "lock it so I can read without typing" is not off."""
+    bare = _PURPOSE.split(QUOTED.sub(" ", text), 1)[0]
     if _OFF.search(bare):
         return "off"
     if _ON.search(bare):

@@ -379,4 +379,7 @@ def test_off_is_not_asked_of_a_key_that_only_changes_a_value():
     group = key.model_copy(update={"name": "View › Buttons › Display Control", "postcondition": Condition(
         effects=[Effect(kind="disappeared", role="push button", name="<-")])})
     assert polarity("take them off the keypad") == "off" and polarity("I never use backspace") == "off"
+    # a purpose clause says why, not what to switch off
+    assert polarity("lock this document so I can read it without typing into it") is None
+    assert polarity("turn off word wrap so I can see the long lines") == "off"
     assert not _can_turn_off(key) and _can_turn_off(group)

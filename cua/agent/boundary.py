@@ -365,10 +365,10 @@ def judge(text: str, cands: list[Any], bound: dict[str, Any], app: str = "") -> 
     takers = [x for x in usable if x.skill.parameters]
     if has_values and takers and takers[0].score >= bound["threshold"]:
         usable = takers  # the request gives values: a skill that takes them
-    elif not has_values:  # no values given: a skill that needs none (not one typing its sample default), and
-        usable = [x for x in usable if not x.skill.parameters] or usable  # unless the request is to type,
-        if not _TYPING.search(text):  # none that types a fixed sample ("Replace › type text")
-            usable = [x for x in usable if not _types_sample(x.skill)] or usable
+    elif not has_values:  # no values given: a skill that needs none (not one typing its sample default)
+        usable = [x for x in usable if not x.skill.parameters] or usable
+    if not _TYPING.search(text):  # unless the request is to type, none that types a fixed sample into the
+        usable = [x for x in usable if not _types_sample(x.skill)]  # app ("Replace › type text")
     if c.polarity == "off":  # "take the clear keys off the keypad": not a key, whose click only changes a value
         usable = [x for x in usable if _can_turn_off(x.skill)]
     if not _MENU_WORD.search(text):  # opening a menu is hardly ever what a request is for
