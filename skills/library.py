@@ -20,7 +20,6 @@ from skills.skill import Skill
 from skills.skill_text import document
 
 EXPORT_FORMAT = "cua-skills"
-_STEMMER = snowballstemmer.stemmer("english")
 EXPORT_VERSION = 1
 STOP_WORDS = {"the", "a", "an", "to", "of", "and", "in", "on", "for", "it", "with", "from", "this", "that",
               "me", "my", "please", "then", "is", "be", "into", "by", "at", "or", "as",
@@ -32,6 +31,7 @@ STOP_WORDS = {"the", "a", "an", "to", "of", "and", "in", "on", "for", "it", "wit
               "let", "so", "just", "very", "really", "too", "also", "some", "any", "anything", "something",
               "want", "need", "like", "way",
               "m", "d", "t", "s", "ll", "ve", "re", "don", "doesn", "didn", "isn", "aren", "won"}  # I'm, don't
+_STEMMER = snowballstemmer.stemmer("english")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS skills (

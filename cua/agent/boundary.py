@@ -170,10 +170,10 @@ def decide(task: str, matches: list[tuple[Any, float]], has_model: bool, min_cov
 
 
 # ------------------------------------------------------------------ meaning-based decision (default)
-# For a library nobody calibrated (a newly explored app or a hand-written one): the best point of one sweep
-# over the three apps' dev and held-out paraphrase splits pooled (libraries from 5-minute explorations),
-# with the unverified-rival and generic-verb rules on. A clear winner is believed a little lower (gap
-# weight 0.1: up to 0.03 for a lead of 0.3 over the best rival). README: Understanding requests.
+# For a library nobody calibrated (a newly explored app or a hand-written one): the best point of a sweep
+# over the five paraphrase splits before fresh3, the three apps pooled (libraries from 15-minute
+# explorations). A clear winner is believed lower (gap weight 0.5: up to 0.15 for a lead of 0.3 over the
+# best rival). README: Understanding requests.
 DEFAULT_BOUNDARY = {"threshold": 0.62, "margin": 0.03, "w": 0.7, "gap_weight": 0.5}
 _MENU_WORD = re.compile(r"\bmenus?\b", re.IGNORECASE)
 _RETRIEVERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # one index per open library
