@@ -2,16 +2,16 @@
 
 For each app: the skill library (a fresh exploration with --explore-minutes, else the given --libs
 DIR/<app>.db); the fused boundary and the BM25-only one are calibrated on the app's development
-split (tasks/paraphrases/<app>/dev) and stored with the library; then every request of the three
-splits is decided by fused (calibrated), fused with the shipped default boundary (what a library
+split (tasks/paraphrases/<app>/dev) and stored with the library; then every request of every
+split is decided by fused (calibrated), fused with the shipped default boundary (what a library
 nobody calibrated gets), BM25-only and the earlier word-overlap heuristic (decision time measured
 per request), and every decision that runs skills is executed on a sandbox through the eval runner
 and scored by the request's checker (equal decisions share one episode). Held-out and sealed
 requests are never used for calibration; the sealed split was written after the others and never
 looked at while tuning; the fresh split was written by someone who saw only the apps' control lists
 (not the matcher, not the other splits) and committed before the round that first measured it; fresh2
-was written the same way a round later, before that round's tuning, because fresh had by then been
-looked at.
+and then fresh3 were written the same way, each at the start of a later round and before its tuning,
+because the split before had by then been looked at.
 
     python benchmarks/intent_bench.py --libs /tmp/libs               # all three apps
     python benchmarks/intent_bench.py --explore-minutes 15           # explore each app afresh first

@@ -17,7 +17,7 @@ import snowballstemmer
 from pydantic import ValidationError
 
 from skills.skill import Skill
-from skills.skill_text import document
+from skills.skill_text import APP_WORD, document
 
 EXPORT_FORMAT = "cua-skills"
 EXPORT_VERSION = 1
@@ -27,10 +27,11 @@ STOP_WORDS = {"the", "a", "an", "to", "of", "and", "in", "on", "for", "it", "wit
               # ("what version of it am I running"), yet each word the library lacks counts against a match
               "i", "im", "am", "are", "was", "were", "do", "does", "did", "can", "could", "would", "will",
               "should", "you", "your", "we", "our", "us", "what", "which", "who", "how", "where", "when", "why",
-              "there", "here", "its", "these", "those", "them", "they", "application",
+              "there", "here", "its", "these", "those", "them", "they",
               "let", "so", "just", "very", "really", "too", "also", "some", "any", "anything", "something",
               "want", "need", "like", "way",
-              "m", "d", "t", "s", "ll", "ve", "re", "don", "doesn", "didn", "isn", "aren", "won"}  # I'm, don't
+              "m", "d", "t", "s", "ll", "ve", "re", "don", "doesn", "didn", "isn", "aren", "won",  # I'm, don't
+              *APP_WORD.split()}  # the word an app's own name becomes (skills.skill_text.app_as_word)
 _STEMMER = snowballstemmer.stemmer("english")
 
 SCHEMA = """
