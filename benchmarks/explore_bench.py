@@ -92,12 +92,17 @@ def covered(truth: list[dict[str, Any]], keys: set[tuple[str, str, str]]) -> dic
 
 
 # -- the explorer -------------------------------------------------------------------------------------
-def skill_key(skill: Any) -> tuple[str, str, str] | None:
+def skill_keys(skill: Any) -> set[tuple[str, str, str]]:
+    """The ground-truth controls a skill operates: its last control; a drop-down and its option for a choice."""
     path = skill.extra.get("ui_path") or [skill.name]
+    if skill.extra.get("kind") == "choose" and len(path) > 1:
+        keys = {key_of(skill.extra.get("role", ""), path[-2], ""), key_of("option", path[-1], "")}
+        return {k for k in keys if k is not None}
     name = path[-1]
     for prefix in ("type ", "right-click "):
         name = name[len(prefix):] if name.startswith(prefix) else name
-    return key_of(skill.extra.get("role", ""), name, path[-2] if len(path) > 1 else "")
+    key = key_of(skill.extra.get("role", ""), name, path[-2] if len(path) > 1 else "")
+    return {key} if key is not None else set()
 
 
 def run_strategy(app: str, actions: int, minutes: float, db: Path, strategy: str = "explorer",
@@ -117,7 +122,7 @@ def run_strategy(app: str, actions: int, minutes: float, db: Path, strategy: str
     t0 = time.monotonic()
 
     def snap(st: Any) -> None:
-        keys = {k for s in lib.list(status="verified") if (k := skill_key(s)) is not None}
+        keys = {k for s in lib.list(status="verified") for k in skill_keys(s)}
         timeline.append((time.monotonic() - t0, st.total_actions, keys))
 
     false_ok = checked = 0
@@ -131,7 +136,7 @@ def run_strategy(app: str, actions: int, minutes: float, db: Path, strategy: str
             false_ok, checked = false_verified(ex, lib, limit=8)
     finally:
         env.close()
-    seen = {k for s in lib.list() if s.postcondition.effects and (k := skill_key(s)) is not None}
+    seen = {k for s in lib.list() if s.postcondition.effects for k in skill_keys(s)}
     out = {"seen_keys": sorted(seen), "seconds": time.monotonic() - t0, "explore_actions": st.explore_actions,
            "total_actions": spent,
            "resets": resets, "states": graph.counts()["states"], "skills": len(lib),

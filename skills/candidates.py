@@ -2,9 +2,10 @@
 
 Menus and menu items, push/toggle buttons (keypads too), check boxes, radio buttons, combo boxes
 (their popups become states whose options are tried), spin buttons, sliders, tabs, links, tool-bar
-buttons; list, tree and table items sampled (first, middle, last of each list); text fields typed
-with a sample value of the right kind; and the main content area: typed into when it is editable (a
-document: two lines, mixed case), right-clicked for its context menu.
+buttons; list, tree and table items (all of a short list, an even spread of a long one); text fields
+typed with a sample value of the right kind; and the main content area: typed into when it is editable
+(a document: two lines, mixed case), right-clicked for its context menu (a web page's document is the
+largest multi-line field).
 """
 
 from __future__ import annotations
@@ -23,13 +24,13 @@ SLIDER_ROLES = ("slider", "scroll bar")
 FIELD_ROLES = ("entry", "text field", "password text", "search box", "textbox", "searchbox", "spin button",
                "spinbutton", "combobox")
 CONTENT_ROLES = ("text", "document frame", "document text", "canvas", "drawing area", "terminal", "document web")
-SAMPLES_PER_LIST = 3
+SAMPLES_PER_LIST = 6
 
 
 @dataclass
 class Candidate:
     el: UIElement
-    kind: str  # click | right_click | type | scroll
+    kind: str  # click | right_click | type | scroll | choose (an option of a web page's drop-down)
     text: str = ""
 
     @property
@@ -40,8 +41,15 @@ class Candidate:
         return label if self.kind == "click" else f"{self.kind.replace('_', '-')} {label}"
 
     @property
+    def labels(self) -> list[str]:
+        """The UI path's names for it: the drop-down, then the option, for a choice; else its label."""
+        return [clean_name(self.el.name) or self.el.role, self.text] if self.kind == "choose" else [self.label]
+
+    @property
     def key(self) -> str:
         """What the graph records as tried: the signature, prefixed for the non-click kinds."""
+        if self.kind == "choose":
+            return f"choose:{self.el.signature}:{self.text}"
         return self.el.signature if self.kind == "click" else f"{self.kind}:{self.el.signature}"
 
 
@@ -77,12 +85,11 @@ def _inside(inner: tuple[int, int, int, int], outer: tuple[int, int, int, int]) 
     return ox <= ix and oy <= iy and ix + iw <= ox + ow and iy + ih <= oy + oh and iw * ih < ow * oh
 
 
-def _sample(items: list[UIElement], k: int = SAMPLES_PER_LIST) -> list[UIElement]:
-    """First, middle and last of a list: bounded sampling that still reaches both ends."""
+def _sample(items: list, k: int = SAMPLES_PER_LIST) -> list:
+    """All of a short list; `k` evenly spread items of a long one, both ends included (bounded sampling)."""
     if len(items) <= k:
         return items
-    idx = sorted({0, len(items) // 2, len(items) - 1, *range(min(k - 3, len(items)))})
-    return [items[i] for i in idx]
+    return [items[round(i * (len(items) - 1) / (k - 1))] for i in range(k)]
 
 
 def candidates(obs: Observation, profile: Profile, only: set[str] | None = None,
@@ -113,12 +120,15 @@ def candidates(obs: Observation, profile: Profile, only: set[str] | None = None,
     clicks = [e for e in clicks if not any(o is not e and _inside(o.bbox, e.bbox) for o in clicks)]
     menus = [e for e in clicks if "menu" in e.role.lower()]
     others = [e for e in clicks if "menu" not in e.role.lower()]
-    out = [Candidate(e, "click") for e in menus + others]
+    out = [Candidate(e, "click") for e in menus + others if not e.attrs.get("options")]
+    for e in others:  # a web page's drop-down shows its options in a native popup: chosen by typing
+        out += [Candidate(e, "choose", o) for o in _sample(list(dict.fromkeys(e.attrs.get("options") or ())))]
     for items in lists.values():
         out += [Candidate(e, "click") for e in _sample(items)]
     out += [Candidate(e, "type", sample_value(e, profile)) for e in fields]
     out += [Candidate(e, "type", sample_value(e, profile)) for e in content[:1] if "editable" in e.states]
-    out += [Candidate(e, "right_click") for e in content[:1]]
+    docs = [e for e in fields if "multi-line" in e.states and depth == 0]
+    out += [Candidate(e, "right_click") for e in (content or sorted(docs, key=lambda e: -e.bbox[2] * e.bbox[3]))[:1]]
     return out
 
 
@@ -129,6 +139,8 @@ def steps_for(c: Candidate) -> list[dict[str, Any]]:
     if c.kind == "type":
         return [{"kind": "click", "target": target}, {"kind": "hotkey", "keys": ["ctrl", "a"]},
                 {"kind": "type", "text": c.text}]
+    if c.kind == "choose":  # open it, type the option's text (the popup's type-ahead), Enter
+        return [{"kind": "click", "target": target}, {"kind": "type", "text": c.text}, {"kind": "key", "key": "enter"}]
     if c.kind == "right_click":
         return [{"kind": "right_click", "target": target}]
     if c.el.role.lower() in SLIDER_ROLES:  # a slider: click three quarters along it

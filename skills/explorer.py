@@ -25,7 +25,7 @@ from skills.candidates import Candidate, candidates, steps_for
 from skills.effects import WINDOW_ROLES, diff_effects, skill_effects
 from skills.graph import StateKey, UIGraph, base_key, is_visible, state_key, visible_signatures
 from skills.library import SkillLibrary
-from skills.navigate import BudgetExhausted, CountingEnv, Navigator
+from skills.navigate import CLOSE_WORDS, BudgetExhausted, CountingEnv, Navigator
 from skills.probe import plain_checks, probe_toggle
 from skills.profile import Profile, clean_name, is_enabled, scroll_edge
 from skills.profile import candidates as clickable
@@ -90,6 +90,7 @@ class Explorer(Navigator):
         self._idle: dict[str, set[str]] = {}  # per state: controls that showed no effect of their own there
         self._openers: dict[str, set[str]] = {}  # per state: controls that opened a menu there
         self._plain_checks = False  # the toolkit marks check items as plain menu items (Qt): probe those too
+        self._follow_base: dict[str, Observation] = {}  # per value context: the screen after its click again
 
     def progress(self) -> None:
         self.stats.seconds = time.monotonic() - self.t0
@@ -244,7 +245,7 @@ class Explorer(Navigator):
                 break
             steps = steps_for(cand) if cand.kind != "scroll" else \
                 [{**steps_for(Candidate(cand.el, "click"))[0], "kind": "scroll", "dy": SCROLL_NOTCHES}]
-            if cand.kind != "scroll" and self.profile.denied(cand.el.name):
+            if cand.kind != "scroll" and self.profile.denied(cand.el.name) and not _closes_dialog(cand.el, self._obs):
                 self.graph.add_transition(key, cand.key, steps[0], None, "denied")
                 continue
             if not self.ensure_at(key, path):
@@ -311,15 +312,20 @@ class Explorer(Navigator):
             self._idle.setdefault(key.exact, set()).add(cand.el.signature)
         if opened:
             self._openers.setdefault(key.exact, set()).add(cand.el.signature)
+        # a radio, tab or option already chosen shows nothing when chosen again: chosen after a sibling
+        quiet = ok and cand.kind in ("click", "choose") and not any(not e.inherited for e in effects)
+        sibling = _first_choice(cand, self._pre) if quiet else None
+        follow = quiet and in_ctx and sibling is None and effect in ("no_change", "value_change")
         if effect in ("no_change", "error", "app_closed"):
             self.graph.add_transition(key, cand.key, steps[0], new_key if effect != "error" else None, effect,
                                       time.monotonic() - t)
             if effect == "app_closed":
                 self.note(f"{' › '.join(names + [clean_name(cand.el.name)])} closed the app; reset")
                 self.reset()
+            self.try_again(st, path, cand, steps, sibling, follow)
             return
         rec = {"action": steps[0], "point": point, "dst": new_key.exact}
-        child_names = [*names, cand.label] if cand.kind != "scroll" else names
+        child_names = [*names, *cand.labels] if cand.kind != "scroll" else names
         all_steps = [a for s in st["prefix"] for a in (s["action"], *s.get("then", ()))] + steps
         # menus are entered at once (cheap to back out of); a dialog or other new screen is left open for the
         # main loop, which takes the shallowest open state first: the start state's controls before dialogs
@@ -342,7 +348,10 @@ class Explorer(Navigator):
         elif effect == "error_dialog":
             self.note(f"{' › '.join(child_names)} showed an error dialog")
         skill = None
-        if cand.kind != "scroll" and effect != "error_dialog" and not (ctx and opened) \
+        # a menu opened in a context or a mode is the start screen's menu again, unless no state had it
+        # enabled before (a calculator's Number bases submenu, live in its scientific mode only)
+        repeat = ctx and opened and (in_ctx or cand.key in self.graph.tried_anywhere())
+        if cand.kind != "scroll" and effect != "error_dialog" and not repeat and sibling is None and not follow \
                 and self.lib.get(" › ".join(child_names)) is None:
             # stored before the transition: a kill here leaves an unverified skill the next run verifies
             skill = self.add_skill(child_names, all_steps, cand, new, effects)
@@ -356,6 +365,7 @@ class Explorer(Navigator):
             if typed:  # typed, then selected: commands that act on a selection act
                 rec = {**rec, "then": [*steps[1:], {"kind": "hotkey", "keys": ["ctrl", "a"]}]}
             self._changers.setdefault(key.exact, []).append((rec, child_names, skill.name, new))
+        self.try_again(st, path, cand, steps, sibling, follow)
         self.progress()
         if descend and not self.graph.state(new_key)["done"]:
             if self.pool is not None and (self.pool.idle > 0 or not self.pool.claim(new_key.exact)):
@@ -365,6 +375,85 @@ class Explorer(Navigator):
             finally:
                 if self.pool is not None:
                     self.pool.release(new_key.exact)
+
+    def try_again(self, st: dict[str, Any], path: list[tuple[StateKey, dict[str, Any] | None]], cand: Candidate,
+                  steps: list[dict[str, Any]], sibling: Candidate | None, follow: bool) -> None:
+        """A control that showed no effect of its own: chosen again after a sibling, or followed by the
+        value context's click."""
+        if sibling is not None:
+            self.reselect(st, path, cand, steps, sibling)
+        elif follow:
+            self.follow_up(st, path, cand, steps)
+
+    def reselect(self, st: dict[str, Any], path: list[tuple[StateKey, dict[str, Any] | None]], cand: Candidate,
+                 steps: list[dict[str, Any]], first: Candidate) -> None:
+        """The skill for a radio, tab or option that was already chosen: choose a sibling of its group
+        first, then it (its menu reopened when the sibling closed it); its effect is what choosing it
+        changed after the sibling's (this item selected again, the sibling's panel gone)."""
+        names = [*st["path_names"], *cand.labels]
+        if self.lib.get(" › ".join(names)) is not None or not self.ensure_at(path[-1][0], path):
+            return
+        ok, _ = self.perform(first, steps_for(first))
+        mid = self.observe()
+        marks = [i for i, s in enumerate(st["prefix"]) if s.get("context")]  # a context's click is not redone
+        opens = st["prefix"][marks[-1] + 1:] if marks else st["prefix"]
+        shown = (el := mid.by_signature(cand.el.signature)) is not None and is_visible(el, mid.size)
+        if not ok or (not shown and not opens):
+            return
+        reopen = [] if shown else [a for s in opens for a in (s["action"], *s.get("then", ()))]
+        self._pre = self._obs if shown else self.replay(opens, fast=False)
+        ok, point = self.perform(cand, steps)
+        new = self.observe()
+        effects = [e for e in diff_effects(mid, new, self.volatile_slots, self.volatile)
+                   if not (e.kind == "focus" and e.signature == cand.el.signature)] if ok else []
+        if ok and not effects and cand.kind == "click":  # a menu item's new state shows in its menu only
+            off = cand.el.model_copy(update={"states": [x for x in cand.el.states if x not in ("checked", "selected")]})
+            probed = probe_toggle(self, {**st, "prefix": opens}, off, new, self._plain_checks)
+            effects = [probed] if probed is not None else []
+        if not effects:
+            return
+        prefix = [a for s in st["prefix"] for a in (s["action"], *s.get("then", ()))]
+        skill = self.add_skill(names, [*prefix, *steps_for(first), *reopen, *steps], cand, new, effects)
+        self.queue_verify(skill.name)
+
+    def follow_up(self, st: dict[str, Any], path: list[tuple[StateKey, dict[str, Any] | None]], cand: Candidate,
+                  steps: list[dict[str, Any]]) -> None:
+        """In a value context, a control that changed nothing shown may change what the next click does
+        (a keypad's operator: after '*', '7' starts a new number instead of appending). Click it, then
+        the context's own click again; its effect is the values that differ from that click alone."""
+        last = st["prefix"][-1]
+        if not last.get("context") or last.get("then") or last["action"].get("kind") != "click":
+            return
+        again = {k: v for k, v in last.items() if k not in ("context", "dst")}
+        base = self._follow_base.get(st["key"])
+        if base is None:  # from a reset: a screen that looks like the context may hide a pending operator
+            self.reset()
+            if not self.ensure_at(path[-1][0], path):
+                return
+            base = self._follow_base[st["key"]] = self.replay([again], fast=True)
+        self.reset()
+        if not self.ensure_at(path[-1][0], path):
+            return
+        self._pre = self._obs
+        ok, _ = self.perform(cand, steps)
+        new = self.replay([again], fast=True) if ok else None
+        changed = [e for e in diff_effects(base, new, self.volatile_slots, self.volatile)
+                   if e.kind == "text"] if new is not None else []
+        if not changed:
+            return
+        names = [*st["path_names"], *cand.labels]
+        prefix = [a for s in st["prefix"] for a in (s["action"], *s.get("then", ()))]
+        skill = unit_skill(self.app, names, [*prefix, *steps, again["action"]], cand, self._pre, new, self.start_obs,
+                           changed)
+        then = clean_name(st["path_names"][-1])
+        said = "; ".join(f"{e.name} shows {e.after!r}, not {e.before!r}" for e in changed)
+        skill = skill.model_copy(update={
+            "description": f"{skill.description} Its effect shows in what the next click does: {then} after "
+                           f"it: {said}.",
+            "extra": {**skill.extra, "follow": 1, "state": state_key(new).exact}})
+        self.lib.add(skill)
+        self.stats.skills += 1
+        self.queue_verify(skill.name)
 
     def add_skill(self, names: list[str], steps: list[dict[str, Any]], cand: Candidate, new: Observation,
                   effects: list[Any]) -> Any:
@@ -476,6 +565,31 @@ def _disabled(st: dict[str, Any]) -> set[str]:
 def _mode_depth(st: dict[str, Any]) -> int:
     """The length of a state's prefix up to the click that made its mode (0: not in a mode)."""
     return max((i + 1 for i, s in enumerate(st["prefix"]) if s.get("context") == "mode"), default=0)
+
+
+def _closes_dialog(el: UIElement, obs: Observation) -> bool:
+    """A dialog's own Close or Cancel button: closing the dialog is safe (a denied 'Close' means the window)."""
+    return clean_name(el.name).lower() in CLOSE_WORDS and "button" in el.role.lower() and any(
+        d.role.lower() in ("dialog", "alert") and is_visible(d, obs.size) and d.contains(*el.center)
+        for d in obs.elements)
+
+
+ONE_OF_ROLES = ("radio button", "radio menu item", "menuitemradio", "page tab", "radio", "tab", "list item",
+                "option")
+
+
+def _first_choice(cand: Candidate, obs: Observation) -> Candidate | None:
+    """For a radio, tab, list option or drop-down option that is already chosen: an unchosen one of its
+    group (same role, same parent; another option of the drop-down), to choose first; else None."""
+    el, on = cand.el, ("checked", "selected")
+    if cand.kind == "choose":
+        other = next((o for o in el.attrs.get("options") or () if o != cand.text), None)
+        return Candidate(el, "choose", other) if el.value == cand.text and other is not None else None
+    if el.role.lower() not in ONE_OF_ROLES or not any(x in el.states for x in on):
+        return None
+    return next((Candidate(e, "click") for e in obs.elements if e.role == el.role and e.path == el.path
+                 and e.signature != el.signature and clean_name(e.name) and is_visible(e, obs.size)
+                 and is_enabled(e) and not any(x in e.states for x in on)), None)
 
 
 def _opens_submenu(c: Candidate) -> bool:

@@ -23,11 +23,15 @@ from skills.runner import condition_problems, run_skill, wait_for
 from skills.skill import Condition, Skill, SkillStep
 
 def negative_control(skill: Skill, own_steps: int, point: tuple[int, int] | None) -> Skill:
-    """The same run with the skill's final action moved to a neutral spot (or left out when the screen
-    has none); toggle guards off."""
-    steps = [s.model_copy(update={"unless": None}) for s in skill.steps[: max(0, len(skill.steps) - own_steps)]]
+    """The same run with the skill's own action moved to a neutral spot (or left out when the screen
+    has none); toggle guards off. The own action is the final one, or the one before the skill's
+    `follow` steps (an operator key whose effect shows in what the next key does)."""
+    follow = int(skill.extra.get("follow", 0))
+    cut = max(0, len(skill.steps) - own_steps - follow)
+    steps = [s.model_copy(update={"unless": None}) for s in skill.steps[:cut]]
     if point is not None:
         steps.append(SkillStep(action={"kind": "click", "x": point[0], "y": point[1]}, note="negative control"))
+    steps += skill.steps[len(skill.steps) - follow:] if follow else []
     return skill.model_copy(update={"steps": steps, "name": skill.name + " (negative control)"})
 
 
@@ -130,9 +134,8 @@ def _control_key(skill: Skill) -> str | None:
     point = skill.extra.get("neutral")
     if point is None or any(e.reveal for e in skill.postcondition.effects):
         return None
-    own = int(skill.extra.get("own_steps", 1))
-    prefix = [s.action for s in skill.steps[: max(0, len(skill.steps) - own)]]
-    return json.dumps([prefix, list(point)], sort_keys=True)
+    control = negative_control(skill, int(skill.extra.get("own_steps", 1)), tuple(point))
+    return json.dumps([s.action for s in control.steps], sort_keys=True)
 
 
 def verify_batch(ex: Any, names: list[str]) -> dict[str, str]:

@@ -1,6 +1,7 @@
 """GUI-DFS inside a dialog-heavy web app (benchmarks/apps/notes.html in real Chromium), default profile:
 check boxes, radio buttons, a field and dialog buttons become skills verified by their effect, then the
-dialog is left by reset; a toggle skill is idempotent ("turn on" when on does nothing and succeeds)."""
+dialog is left by reset; a tab or radio already chosen is chosen after a sibling of its group; a toggle
+skill is idempotent ("turn on" when on does nothing and succeeds)."""
 
 from __future__ import annotations
 
@@ -51,8 +52,13 @@ def test_dialog_controls_become_effect_verified_skills(explored):
     assert cancel.status == "verified" and cancel.postcondition.describe() == "closes the dialog 'Preferences'"
     clear = skills["Edit › Clear"]  # the status line changes: an effect even though the menu only closes
     assert clear.status == "verified" and "Cleared" in clear.postcondition.describe()
-    # 'General' is the tab already selected: clicking it does nothing of its own
-    assert skills["Edit › Preferences... › General"].status == "unverified"
+    # 'General' is the tab already selected and 'Light' the radio already chosen: clicking either does
+    # nothing of its own, so each is chosen after a sibling of its group, and verified by that
+    for name, first, said in (("General", "Advanced", "selects General"), ("Light", "Dark", "turns on Light")):
+        again = skills[f"Edit › Preferences... › {name}"]
+        assert again.status == "verified", (name, again.extra.get("status_reason"))
+        assert [s.action["target"]["text"] for s in again.steps[-2:]] == [first, name]
+        assert said in again.postcondition.describe()
     assert not [n for n in stats.notes if "neutral spot" in n and "Autosave" in n]
 
 

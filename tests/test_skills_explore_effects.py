@@ -85,3 +85,19 @@ def test_state_abstraction_of_long_lists_and_recent_files():
     recent = [obs(el("menu item", n, path=[*WIN, "menu:Open Recent"])) for n in ("1. a.txt", "1. b.txt")]
     assert state_key(recent[0]) == state_key(recent[1])
     assert state_key(obs(el("menu item", "Save"))) != state_key(obs(el("menu item", "Print")))
+
+
+def test_a_modes_keys_are_the_paths_effect_though_the_menu_hid_them():
+    """In galculator's scientific mode, Number bases › Decimal (already chosen) changes nothing: the keys
+    the mode showed are the path's effect, although the open submenu hid that from the path's own diff."""
+    from skills.effects import skill_effects
+
+    seven = el("toggle button", "7", box=(10, 100, 50, 20))
+    sin = el("toggle button", "sin", box=(70, 100, 50, 20))
+    menus = [el("menu", "Calculator", box=(10, 0, 60, 20))]
+    item = el("radio menu item", "Decimal", states=("checked",), path=[*WIN, "menu:Number bases"], box=(80, 40, 90, 20))
+    start = obs(*menus, seven)
+    pre = obs(*menus, seven, sin, el("menu", "Number bases", box=(10, 40, 60, 20)), item)
+    new = obs(*menus, seven, sin)
+    effs = skill_effects(start, pre, new, item.signature)
+    assert [e.name for e in effs] == ["sin"] and all(e.inherited for e in effs)

@@ -50,6 +50,11 @@ def test_keypad_key_is_a_skill_verified_by_the_display(explored):
     assert key in ("7", "8") and zero.status == "verified", (zero.name, stats.notes)
     assert zero.postcondition.describe() == f"display changes from 0 to {key}0"
     assert zero.steps[0].action["target"]["text"] == key and len(zero.steps) == 2
+    # '+' changes nothing shown even then, but the next key starts a new number instead of appending
+    [plus] = [s for s in lib.list() if s.name == f"{key} › +"]
+    assert plus.status == "verified" and plus.extra["follow"] == 1, (plus.extra.get("status_reason"), stats.notes)
+    assert [s.action["target"]["text"] for s in plus.steps] == [key, "+", key]
+    assert plus.postcondition.describe() == f"display changes from {key}{key} to {key}"
     # every action counted, verification and resets included
     assert stats.total_actions > stats.explore_actions + stats.resets
 

@@ -137,6 +137,7 @@
     const editable = (tag === 'TEXTAREA' || (tag === 'INPUT' && (role === 'entry' || role === 'password text'))
       || el.isContentEditable) && !el.readOnly && !disabled;
     if (editable) s.push('editable');
+    if (tag === 'TEXTAREA' || (el.isContentEditable && tag !== 'INPUT')) s.push('multi-line');
     if (el.tabIndex >= 0 || editable) s.push('focusable');
     if (el.getAttribute('aria-pressed') === 'true') s.push('pressed');
     if (el.required) s.push('required');
