@@ -26,7 +26,7 @@ from skills.effects import WINDOW_ROLES, diff_effects, skill_effects
 from skills.graph import StateKey, UIGraph, base_key, is_visible, state_key, visible_signatures
 from skills.library import SkillLibrary
 from skills.navigate import CLOSE_WORDS, BudgetExhausted, CountingEnv, Navigator
-from skills.probe import plain_checks, probe_toggle
+from skills.probe import plain_checks, probe_toggle, since_context
 from skills.profile import Profile, clean_name, is_enabled, scroll_edge
 from skills.profile import candidates as clickable
 from skills.units import unit_skill
@@ -326,7 +326,7 @@ class Explorer(Navigator):
             return
         rec = {"action": steps[0], "point": point, "dst": new_key.exact}
         child_names = [*names, *cand.labels] if cand.kind != "scroll" else names
-        all_steps = [a for s in st["prefix"] for a in (s["action"], *s.get("then", ()))] + steps
+        all_steps = _actions(st["prefix"]) + steps
         # menus are entered at once (cheap to back out of); a dialog or other new screen is left open for the
         # main loop, which takes the shallowest open state first: the start state's controls before dialogs
         # a typed field's states are not entered, nor what a value context opens (its screens are explored
@@ -395,12 +395,11 @@ class Explorer(Navigator):
             return
         ok, _ = self.perform(first, steps_for(first))
         mid = self.observe()
-        marks = [i for i, s in enumerate(st["prefix"]) if s.get("context")]  # a context's click is not redone
-        opens = st["prefix"][marks[-1] + 1:] if marks else st["prefix"]
+        opens = since_context(st["prefix"])
         shown = (el := mid.by_signature(cand.el.signature)) is not None and is_visible(el, mid.size)
         if not ok or (not shown and not opens):
             return
-        reopen = [] if shown else [a for s in opens for a in (s["action"], *s.get("then", ()))]
+        reopen = [] if shown else _actions(opens)
         self._pre = self._obs if shown else self.replay(opens, fast=False)
         ok, point = self.perform(cand, steps)
         new = self.observe()
@@ -412,8 +411,8 @@ class Explorer(Navigator):
             effects = [probed] if probed is not None else []
         if not effects:
             return
-        prefix = [a for s in st["prefix"] for a in (s["action"], *s.get("then", ()))]
-        skill = self.add_skill(names, [*prefix, *steps_for(first), *reopen, *steps], cand, new, effects)
+        skill = self.add_skill(names, [*_actions(st["prefix"]), *steps_for(first), *reopen, *steps], cand, new,
+                               effects)
         self.queue_verify(skill.name)
 
     def follow_up(self, st: dict[str, Any], path: list[tuple[StateKey, dict[str, Any] | None]], cand: Candidate,
@@ -442,9 +441,8 @@ class Explorer(Navigator):
         if not changed:
             return
         names = [*st["path_names"], *cand.labels]
-        prefix = [a for s in st["prefix"] for a in (s["action"], *s.get("then", ()))]
-        skill = unit_skill(self.app, names, [*prefix, *steps, again["action"]], cand, self._pre, new, self.start_obs,
-                           changed)
+        skill = unit_skill(self.app, names, [*_actions(st["prefix"]), *steps, again["action"]], cand, self._pre, new,
+                           self.start_obs, changed)
         then = clean_name(st["path_names"][-1])
         said = "; ".join(f"{e.name} shows {e.after!r}, not {e.before!r}" for e in changed)
         skill = skill.model_copy(update={
@@ -565,6 +563,11 @@ def _disabled(st: dict[str, Any]) -> set[str]:
 def _mode_depth(st: dict[str, Any]) -> int:
     """The length of a state's prefix up to the click that made its mode (0: not in a mode)."""
     return max((i + 1 for i, s in enumerate(st["prefix"]) if s.get("context") == "mode"), default=0)
+
+
+def _actions(prefix: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The actions of recorded steps, each step's `then` actions (a context's typing) after its click."""
+    return [a for s in prefix for a in (s["action"], *s.get("then", ()))]
 
 
 def _closes_dialog(el: UIElement, obs: Observation) -> bool:

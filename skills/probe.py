@@ -13,6 +13,13 @@ from skills.graph import is_visible
 TOGGLE_ROLES = ("check menu item", "radio menu item", "menuitemcheckbox", "menuitemradio")
 
 
+def since_context(prefix: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The steps of a state's prefix after its last context or mode click (they reopen its menus; the
+    context's click or typing is not redone)."""
+    marks = [i for i, s in enumerate(prefix) if s.get("context")]
+    return prefix[marks[-1] + 1:] if marks else prefix
+
+
 def plain_checks(obs: Observation) -> bool:
     """Does this toolkit mark check items as plain menu items? Qt's AT-SPI bridge does: a checked item is
     a 'menu item' with the 'checked' state, an unchecked one shows nothing that says it can be checked."""
@@ -26,8 +33,7 @@ def probe_toggle(ex: Any, st: dict[str, Any], el: UIElement, new: Observation,
     role = el.role.lower()
     toggleish = role in TOGGLE_ROLES or "checkable" in el.states or "checked" in el.states or (
         plain and role == "menu item")
-    marks = [i for i, s in enumerate(st["prefix"]) if s.get("context")]  # a context's click or typing is not redone
-    opens = st["prefix"][marks[-1] + 1:] if marks else st["prefix"]
+    opens = since_context(st["prefix"])
     if not toggleish or not opens:
         return None
     if new.by_signature(el.signature) is not None and is_visible(new.by_signature(el.signature), new.size):
