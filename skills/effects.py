@@ -238,14 +238,13 @@ def skill_effects(start: Observation, pre: Observation, new: Observation, clicke
         return e.kind, e.signature, e.slot, e.state, str(e.after), tuple(e.members)
 
     base = diff_effects(start, new, volatile_slots, volatile_sigs)
+    at_start = {e.signature for e in start.elements if _visible(e, start.size)}
     path: set[tuple] = set()
     if pre is not start:  # the path's effects, also as they show once its open menus close (a mode's keys)
-        at_first = {e.signature for e in start.elements if _visible(e, start.size)}
-        shut = pre.model_copy(update={"elements": [e for e in pre.elements if e.signature in at_first or not (
+        shut = pre.model_copy(update={"elements": [e for e in pre.elements if e.signature in at_start or not (
             is_menu_item(e) or e.role.lower() == "menu")]})
         path = {ident(e) for look in (pre, shut) for e in diff_effects(start, look, volatile_slots, volatile_sigs)}
     seen = {ident(e) for e in base}
-    at_start = {e.signature for e in start.elements if _visible(e, start.size)}
     local = [e for e in diff_effects(pre, new, volatile_slots, volatile_sigs)
              if e.kind in ("state", "text", "menu_opened", "window_opened", "window_closed", "appeared")
              and ident(e) not in seen and not (e.kind == "appeared" and e.signature in at_start)]
