@@ -440,24 +440,20 @@ class Explorer(Navigator):
                    if e.kind == "text"] if new is not None else []
         if not changed:
             return
-        names = [*st["path_names"], *cand.labels]
-        skill = unit_skill(self.app, names, [*_actions(st["prefix"]), *steps, again["action"]], cand, self._pre, new,
-                           self.start_obs, changed)
-        then = clean_name(st["path_names"][-1])
-        said = "; ".join(f"{e.name} shows {e.after!r}, not {e.before!r}" for e in changed)
-        skill = skill.model_copy(update={
-            "description": f"{skill.description} Its effect shows in what the next click does: {then} after "
-                           f"it: {said}.",
-            "extra": {**skill.extra, "follow": 1, "state": state_key(new).exact}})
-        self.lib.add(skill)
-        self.stats.skills += 1
+        shows = "; ".join(f"{e.name} shows {e.after!r}, not {e.before!r}" for e in changed)
+        said = f"Its effect shows in what the next click does: {clean_name(st['path_names'][-1])} after it: {shows}."
+        skill = self.add_skill([*st["path_names"], *cand.labels], [*_actions(st["prefix"]), *steps, again["action"]],
+                               cand, new, changed, said, follow=1)
         self.queue_verify(skill.name)
 
     def add_skill(self, names: list[str], steps: list[dict[str, Any]], cand: Candidate, new: Observation,
-                  effects: list[Any]) -> Any:
-        """Store the unit skill that replays `steps` from the start and clicks `cand` (unverified yet)."""
+                  effects: list[Any], said: str = "", **extra: Any) -> Any:
+        """Store the unit skill that replays `steps` from the start and clicks `cand` (unverified yet);
+        `said` is added to its description, `extra` to its extra."""
         skill = unit_skill(self.app, names, steps, cand, self._pre, new, self.start_obs, effects)
-        skill.extra["state"] = state_key(new).exact
+        skill.extra.update(state=state_key(new).exact, **extra)
+        if said:
+            skill.description = f"{skill.description} {said}"
         self.lib.add(skill)
         self.stats.skills += 1
         return skill
