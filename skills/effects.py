@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from cua.actions import Click, Key, Target
 from cua.perception.elements import Observation, UIElement
 from cua.perception.ground import GroundingError, ground
+from cua.perception.visual_check import row_mark
 
 EffectKind = Literal["text", "state", "window_opened", "window_closed", "title", "focus", "appeared",
                      "disappeared", "menu_opened"]
@@ -86,6 +87,8 @@ class Effect(BaseModel):
     tooltip: str = Field("", description="The element's tooltip (accessible description), for words only.")
     reveal: list[dict] = Field(default_factory=list,
                                description="Actions that make the element visible to check it (reopen a menu).")
+    pixels: bool = Field(False, description="For kind=state: read from the indicator's pixels (a menu item "
+                                            "whose toolkit exposes no checked state), not from the tree.")
 
     def describe(self) -> str:
         """The effect in words, e.g. "turns on Line Numbers", "display changes from 0 to 7"."""
@@ -127,6 +130,11 @@ class Effect(BaseModel):
             el = by_sig.get(self.signature)
             if el is None:
                 return f"{self.name!r} is not on screen"
+            if self.pixels:
+                got = pixel_mark(obs, self.signature)
+                return None if got == bool(self.after) else f"{self.name!r} reads " + (
+                    "no indicator" if got is None else "marked" if got else "unmarked") + \
+                    f" (pixels), expected {'marked' if self.after else 'unmarked'}"
             return None if (self.state in el.states) == bool(self.after) else \
                 f"{self.name!r} is {'' if self.state in el.states else 'not '}{self.state}"
         if self.kind in ("window_opened", "appeared"):
@@ -145,6 +153,15 @@ class Effect(BaseModel):
 
 def effect_problems(effects: Iterable[Effect], obs: Observation) -> list[str]:
     return [p for e in effects if (p := e.check(obs)) is not None]
+
+
+def pixel_mark(obs: Observation, signature: str) -> bool | None:
+    """Whether the indicator at the left of an element's row is marked, read from the screenshot
+    (None: the element is not on screen, shows no indicator, or there is no screenshot)."""
+    el = obs.by_signature(signature)
+    if el is None or not _visible(el, obs.size) or obs.screenshot is None:
+        return None
+    return row_mark(obs.image(), el.bbox)
 
 
 def is_menu_item(e: UIElement) -> bool:

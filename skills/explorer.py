@@ -22,7 +22,7 @@ from cua.actions import RightClick, Scroll, action_from_dict
 from cua.env.base import EnvError
 from cua.perception.elements import Observation, UIElement
 from skills.candidates import Candidate, candidates, steps_for
-from skills.effects import WINDOW_ROLES, diff_effects, skill_effects
+from skills.effects import WINDOW_ROLES, diff_effects, pixel_mark, skill_effects
 from skills.graph import StateKey, UIGraph, base_key, is_visible, state_key, visible_signatures
 from skills.library import SkillLibrary
 from skills.navigate import CLOSE_WORDS, BudgetExhausted, CountingEnv, Navigator
@@ -295,7 +295,7 @@ class Explorer(Navigator):
                                 self.volatile) if ok else []
         if ok and effect in ("no_change", "known_state") and cand.kind == "click":
             self._plain_checks = self._plain_checks or plain_checks(self._pre)
-            probed = probe_toggle(self, st, cand.el, new, self._plain_checks)  # reopen its menu to look
+            probed = probe_toggle(self, st, cand.el, new, self._plain_checks, self._pre)  # reopen its menu
             if probed is not None:
                 effects, effect = [probed, *effects], "value_change" if effect == "no_change" else effect
                 new = self._obs
@@ -407,7 +407,7 @@ class Explorer(Navigator):
                    if not (e.kind == "focus" and e.signature == cand.el.signature)] if ok else []
         if ok and not effects and cand.kind == "click":  # a menu item's new state shows in its menu only
             off = cand.el.model_copy(update={"states": [x for x in cand.el.states if x not in ("checked", "selected")]})
-            probed = probe_toggle(self, {**st, "prefix": opens}, off, new, self._plain_checks)
+            probed = probe_toggle(self, {**st, "prefix": opens}, off, new, self._plain_checks, self._pre)
             effects = [probed] if probed is not None else []
         if not effects:
             return
@@ -584,11 +584,16 @@ def _first_choice(cand: Candidate, obs: Observation) -> Candidate | None:
     if cand.kind == "choose":
         other = next((o for o in el.attrs.get("options") or () if o != cand.text), None)
         return Candidate(el, "choose", other) if el.value == cand.text and other is not None else None
-    if el.role.lower() not in ONE_OF_ROLES or not any(x in el.states for x in on):
+    pixels = el.role.lower() == "menu item" and pixel_mark(obs, el.signature) is True  # a GTK model menu's radio
+
+    def chosen(e: UIElement) -> bool | None:
+        return pixel_mark(obs, e.signature) if pixels else any(x in e.states for x in on)
+
+    if not pixels and (el.role.lower() not in ONE_OF_ROLES or not chosen(el)):
         return None
     return next((Candidate(e, "click") for e in obs.elements if e.role == el.role and e.path == el.path
                  and e.signature != el.signature and clean_name(e.name) and is_visible(e, obs.size)
-                 and is_enabled(e) and not any(x in e.states for x in on)), None)
+                 and is_enabled(e) and chosen(e) is False), None)
 
 
 def _opens_submenu(c: Candidate) -> bool:

@@ -1,5 +1,7 @@
 """Looking for an effect the screen hides: a check or radio menu item's new state shows only when its
-menu is open again. The probe reopens the menu (counted actions), reads the item, and closes it."""
+menu is open again. The probe reopens the menu (counted actions), reads the item, and closes it.
+Where the toolkit exposes no checked state (GTK's model menus: mousepad's Word Wrap, its Filetype
+languages), the item's indicator is read from pixels instead, and only for rows that show one."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from typing import Any
 
 from cua.actions import Key
 from cua.perception.elements import Observation, UIElement
-from skills.effects import Effect, is_menu_item
+from skills.effects import Effect, is_menu_item, pixel_mark
 from skills.graph import is_visible
 
 TOGGLE_ROLES = ("check menu item", "radio menu item", "menuitemcheckbox", "menuitemradio")
@@ -27,27 +29,31 @@ def plain_checks(obs: Observation) -> bool:
 
 
 def probe_toggle(ex: Any, st: dict[str, Any], el: UIElement, new: Observation,
-                 plain: bool = False) -> Effect | None:
+                 plain: bool = False, pre: Observation | None = None) -> Effect | None:
     """The checked-state effect of clicking menu item `el` (seen after reopening its menu), or None.
-    `plain`: every plain menu item may be a check item (see `plain_checks`)."""
+    `plain`: every plain menu item may be a check item (see `plain_checks`). `pre`: the screen the item
+    was clicked on; its pixels tell whether an item without a checked state shows an indicator."""
     role = el.role.lower()
     toggleish = role in TOGGLE_ROLES or "checkable" in el.states or "checked" in el.states or (
         plain and role == "menu item")
     opens = since_context(st["prefix"])
-    if not toggleish or not opens:
+    if not opens or (new.by_signature(el.signature) is not None and is_visible(new.by_signature(el.signature),
+                                                                               new.size)):
+        return None  # nothing to reopen, or still on screen: the plain diff sees its state
+    mark = None if toggleish or pre is None or not is_menu_item(el) else pixel_mark(pre, el.signature)
+    if not toggleish and mark is None:
         return None
-    if new.by_signature(el.signature) is not None and is_visible(new.by_signature(el.signature), new.size):
-        return None  # still on screen: the plain diff sees its state
-    before = "checked" in el.states
+    before = "checked" in el.states if mark is None else mark
     obs = ex.replay(opens, fast=False)
     now = obs.by_signature(el.signature)
-    after = now is not None and "checked" in now.states
+    after = None if now is None else ("checked" in now.states if mark is None else pixel_mark(obs, el.signature))
     for _ in range(len(opens) + 1):  # close what the probe opened
         if not any(is_menu_item(e) and is_visible(e, obs.size) for e in obs.elements):
             break
         ex.act(Key(key="esc"))
         obs = ex.observe()
-    if now is None or after == before:
+    if after is None or after == before:
         return None
     return Effect(kind="state", signature=el.signature, role=el.role.lower(), name=" ".join(el.name.split()),
-                  state="checked", before=before, after=after, reveal=[s["action"] for s in opens])
+                  state="checked", before=before, after=after, reveal=[s["action"] for s in opens],
+                  pixels=mark is not None)

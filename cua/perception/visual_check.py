@@ -45,3 +45,36 @@ def region_changed(a: Image.Image, b: Image.Image, box: BBox | None = None, thre
         a, b = a.crop((x, y, x + w, y + h)), b.crop((x, y, x + w, y + h))
     ga, gb = np.asarray(a.convert("L"), dtype=np.int16), np.asarray(b.convert("L"), dtype=np.int16)
     return float((np.abs(ga - gb) > threshold).mean()) if ga.size else 0.0
+
+
+def row_mark(img: Image.Image, row: BBox) -> bool | None:
+    """The check/radio indicator at the left of a menu row whose toolkit exposes no checked state (GTK's
+    model menus): True when marked, False when empty, None when the row starts with no indicator.
+    The indicator is the row's first ink, a square of 10-22 px standing apart from the label after it."""
+    x, y, w, h = row
+    if w <= 0 or h <= 0:
+        return None
+    a = np.asarray(img.convert("L").crop((x, y, x + min(w, 3 * h), y + h)), dtype=np.int16)
+    ink = np.abs(a - np.median(a)) > 50
+    ink[:, ink.mean(axis=0) > 0.8] = False  # the menu's own borders
+    ink[ink.mean(axis=1) > 0.8] = False
+    cols = np.flatnonzero(ink.any(axis=0))
+    if cols.size == 0:
+        return None
+    end = cols[0]
+    for c in cols[1:]:  # the first run of inked columns (a gap of 3 px ends it)
+        if c - end > 3:
+            break
+        end = c
+    glyph = ink[:, cols[0]:end + 1]
+    rows = np.flatnonzero(glyph.any(axis=1))
+    gw, gh = glyph.shape[1], rows[-1] - rows[0] + 1
+    if not (10 <= gw <= 22 and 10 <= gh <= 22 and abs(gw - gh) <= 3 and end + 4 < a.shape[1]):
+        return None
+    box = glyph[rows[0]:rows[-1] + 1]
+    if not all((box[:, :3].any(), box[:, -3:].any(), box[:3].any(), box[-3:].any(),
+                box[gh // 2 - 1:gh // 2 + 2, :3].any(), box[gh // 2 - 1:gh // 2 + 2, -3:].any())):
+        return None  # not a closed outline (a letter)
+    q = max(gw, gh) // 4 + 1
+    inner = box[q:gh - q, q:gw - q]
+    return bool(inner.size) and float(inner.mean()) >= MARK_INK
