@@ -73,22 +73,26 @@ def key_of(role: str, name: str, parent: str) -> tuple[str, str, str] | None:
     return None if cls is None else (cls, _clean(name), _clean(parent) if cls == "menu" else "")
 
 
-def covered(truth: list[dict[str, Any]], keys: set[tuple[str, str, str]]) -> dict[str, Any]:
+def covered(truth: list[dict[str, Any]], keys: set[tuple[str, str, str]], missed: bool = False) -> dict[str, Any]:
     """Truth controls matched by (class, name, parent menu); a menu item whose parent the run could not
-    name is matched by name when exactly one truth item has that name."""
+    name is matched by name when exactly one truth item has that name. `missed`: also list the others."""
     by_name: dict[tuple[str, str], int] = {}
     for t in truth:
         by_name[(t["key"][0], t["key"][1])] = by_name.get((t["key"][0], t["key"][1]), 0) + 1
     loose = {(c, n) for c, n, _ in keys}
     per: dict[str, list[int]] = {c: [0, 0] for c in ROLE_CLASSES}
+    lost: list[str] = []
     for t in truth:
         c, n, p = t["key"]
         hit = (c, n, p) in keys or ((c, n) in loose and by_name[(c, n)] == 1)
         per[c][0] += hit
         per[c][1] += 1
+        if not hit:
+            lost.append(f"{c}: {p + ' › ' if p else ''}{n}")
     got, total = sum(v[0] for v in per.values()), sum(v[1] for v in per.values())
-    return {"covered": got, "total": total, "share": got / total if total else 0.0,
-            "by_role": {c: {"covered": v[0], "total": v[1]} for c, v in per.items() if v[1]}}
+    out = {"covered": got, "total": total, "share": got / total if total else 0.0,
+           "by_role": {c: {"covered": v[0], "total": v[1]} for c, v in per.items() if v[1]}}
+    return {**out, "missed": lost} if missed else out
 
 
 # -- the explorer -------------------------------------------------------------------------------------
@@ -226,7 +230,7 @@ def main() -> None:
                                                           check_false=name == "explorer")
         ex = row["explorer"]
         for name, tl in timelines.items():
-            final = covered(truth, tl[-1][2] if tl else set())
+            final = covered(truth, tl[-1][2] if tl else set(), missed=True)
             row[name]["coverage"] = final
             row[name]["at_minutes"] = {f"{t / 60:g}": at(tl, truth, seconds=t) for t in checkpoints_t}
             row[name]["at_actions"] = {str(n): at(tl, truth, actions=n) for n in checkpoints_n}

@@ -212,7 +212,8 @@ def with_polarity(skill: Any, on: bool) -> Any:
     role = str((last.action.get("target") or {}).get("role") or skill.extra.get("role", ""))
     state = "pressed" if "toggle button" in role else "checked"
     opened = [s.action for s in skill.steps[:-1] if s.action.get("kind") == "click"]
-    want = Effect(kind="state", signature=sig, role=role, name=name, state=state, after=on)
+    pixels = any(e.pixels for e in skill.postcondition.effects if e.kind == "state" and e.signature == sig)
+    want = Effect(kind="state", signature=sig, role=role, name=name, state=state, after=on, pixels=pixels)
     steps = [s.model_copy() for s in skill.steps[:-1]]
     if last.action.get("target"):  # hover first: the runner waits for the control to show before the state is read
         steps.append(last.model_copy(update={"action": {"kind": "move", "target": last.action["target"]}}))

@@ -16,6 +16,7 @@ from skills.profile import Profile, load_profile
 from cua.actions import Key
 from skills.effects import check_revealed, is_menu_item
 from skills.graph import is_visible
+from skills.intent import with_polarity
 from skills.runner import run_skill
 from skills.verify import negative_control
 
@@ -77,3 +78,21 @@ def test_the_mark_is_not_seen_when_the_final_click_goes_to_a_neutral_spot(explor
     assert problems and "unmarked (pixels)" in problems[0], problems
     done = run_skill(c, env, library=lib, obs=env.reset())  # and the skill itself still shows it
     assert done.ok, done.error
+
+
+def test_turn_on_and_off_read_the_mark(explored):
+    """"Turn on word wrap" when it is on leaves it alone; "turn it off" clicks it; both check the mark."""
+    lib, env, _ = explored
+    wrap = lib.get("Document › Word Wrap")
+    assert wrap is not None
+    on, off = with_polarity(wrap, True), with_polarity(wrap, False)
+    obs = env.reset()
+    first = run_skill(on, env, library=lib, obs=obs)
+    assert first.ok, first.error
+    again = run_skill(on, env, library=lib, obs=first.observation)
+    assert again.ok, again.error
+    assert len(again.steps) < len(first.steps)  # the click was skipped: it was already on
+    down = run_skill(off, env, library=lib, obs=again.observation)
+    assert down.ok, down.error
+    _, problems = check_revealed(env, on.postcondition.effects, down.observation)
+    assert problems and "unmarked (pixels)" in problems[0], problems  # it reads off now, not on
