@@ -37,8 +37,8 @@ def probe_toggle(ex: Any, st: dict[str, Any], el: UIElement, new: Observation,
     toggleish = role in TOGGLE_ROLES or "checkable" in el.states or "checked" in el.states or (
         plain and role == "menu item")
     opens = since_context(st["prefix"])
-    if not opens or (new.by_signature(el.signature) is not None and is_visible(new.by_signature(el.signature),
-                                                                               new.size)):
+    shown = new.by_signature(el.signature)
+    if not opens or (shown is not None and is_visible(shown, new.size)):
         return None  # nothing to reopen, or still on screen: the plain diff sees its state
     mark = None if toggleish or pre is None or not is_menu_item(el) else pixel_mark(pre, el.signature)
     if not toggleish and mark is None:
