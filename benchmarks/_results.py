@@ -97,11 +97,12 @@ class BenchRun:
         self.started = time.time()
         self.t0 = time.monotonic()
         self.load_before = load()
+        self.commit = commit()  # at the start: a commit made while a long run goes on is not what it measured
 
     def write(self, results: dict[str, Any], summary: list[dict[str, Any]]) -> Path:
         for s in summary:
             Row.model_validate(s)
-        doc = {"bench": self.name, "quick": self.quick, "commit": commit(), "machine": machine(),
+        doc = {"bench": self.name, "quick": self.quick, "commit": self.commit, "machine": machine(),
                "load_before": self.load_before, "load_after": load(),
                "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started)),
                "seconds": round(time.monotonic() - self.t0, 1), "summary": summary, "results": results}
