@@ -76,8 +76,7 @@ class Effect(BaseModel):
     model_config = ConfigDict(extra="forbid")
     kind: EffectKind
     signature: str = Field("", description="The element (or window) the effect is about.")
-    slot: str = Field("", description="Name-free identity of the element (text effects; state effects of "
-                                      "elements that share their signature with a sibling).")
+    slot: str = Field("", description="Name-free identity of the element (text effects).")
     role: str = ""
     name: str = Field("", description="What to call the element in words.")
     state: str = Field("", description="For kind=state: checked, selected, expanded or pressed.")
@@ -128,8 +127,7 @@ class Effect(BaseModel):
             got = element_text(el)
             return None if got == self.after else f"{self.name or self.role} shows {got!r}, expected {self.after!r}"
         if self.kind == "state":
-            el = by_sig.get(self.signature) if not self.slot else slots(obs).get(self.slot)
-            el = el if el is None or el.signature == self.signature else None
+            el = by_sig.get(self.signature)
             if el is None:
                 return f"{self.name!r} is not on screen"
             if self.pixels:
@@ -186,22 +184,19 @@ def diff_effects(old: Observation, new: Observation, volatile_slots: set[str] | 
             out.append(Effect(kind="window_closed", signature=sig, role=e.role.lower(), name=_words(e.name)))
     if _words(new.window_title) != _words(old.window_title) and new.window_title:
         out.append(Effect(kind="title", before=_words(old.window_title), after=_words(new.window_title)))
-    # states of the same element; elements sharing one signature (two tabs both named "Untitled") by slot
-    o_slots, n_slots = slots(old), slots(new)
-    o_count, n_count = _slot_counts(old), _slot_counts(new)
-    twins = {sig for sig, n in Counter(e.signature for e in n_slots.values()).items() if n > 1}
-    pairs = [("", o_vis.get(sig), e) for sig, e in n_vis.items() if sig not in twins] + [
-        (slot, o_slots.get(slot), e) for slot, e in n_slots.items() if e.signature in twins]
-    for slot, o, e in pairs:
-        if o is None or o.signature != e.signature or e.signature in volatile_sigs:
+    # states of the same element
+    for sig, e in n_vis.items():
+        o = o_vis.get(sig)
+        if o is None or sig in volatile_sigs:
             continue
         for st in TOGGLE_STATES:
             if (st in o.states) != (st in e.states) and not (st == "selected" and (
                     is_menu_item(e) or e.role.lower() in ("menu", "menu bar", "page tab list"))):
-                out.append(Effect(kind="state", signature=e.signature, slot=slot, role=e.role.lower(),
-                                  name=_words(e.name) or e.role, state=st, before=st in o.states,
-                                  after=st in e.states))
+                out.append(Effect(kind="state", signature=sig, role=e.role.lower(), name=_words(e.name) or e.role,
+                                  state=st, before=st in o.states, after=st in e.states))
     # values and texts of the same slot (a display, a field, a label)
+    o_slots, n_slots = slots(old), slots(new)
+    o_count, n_count = _slot_counts(old), _slot_counts(new)
     for slot, e in n_slots.items():
         base = slot.rsplit("#", 1)[0]
         o = o_slots.get(slot)

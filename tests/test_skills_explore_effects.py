@@ -102,18 +102,3 @@ def test_a_modes_keys_are_the_paths_effect_though_the_menu_hid_them():
     effs = skill_effects(start, pre, new, item.signature)
     assert [e.name for e in effs] == ["sin"] and all(e.inherited for e in effs)
 
-
-def test_twin_tabs_are_told_apart_by_their_place():
-    """featherpad's two tabs are both 'Untitled': which one is selected is a state of its slot."""
-    tabs = [*WIN, "page tab list:"]
-
-    def two(first: bool) -> Observation:
-        return obs(el("page tab", "Untitled", ("selected",) if first else (), path=tabs, box=(10, 10, 80, 20)),
-                   el("page tab", "Untitled", () if first else ("selected",), path=tabs, box=(90, 10, 80, 20)))
-
-    a, b = two(True), two(False)
-    effs = diff_effects(a, b)
-    assert sorted((e.slot.rsplit("#", 1)[-1], e.after) for e in effs) == [("0", False), ("1", True)]
-    second = next(e for e in effs if e.after)
-    assert second.check(b) is None and "is not selected" in second.check(a)
-    assert diff_effects(a, two(True)) == []  # nothing changed: no effect
