@@ -101,4 +101,3 @@ def test_a_modes_keys_are_the_paths_effect_though_the_menu_hid_them():
     new = obs(*menus, seven, sin)
     effs = skill_effects(start, pre, new, item.signature)
     assert [e.name for e in effs] == ["sin"] and all(e.inherited for e in effs)
-
