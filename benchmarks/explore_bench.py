@@ -155,14 +155,16 @@ def run_strategy(app: str, actions: int, minutes: float, db: Path, strategy: str
 
 
 def false_verified(ex: Any, lib: Any, limit: int) -> tuple[int, int]:
-    """Re-run the negative control of up to `limit` verified skills; count those whose postcondition holds."""
+    """Re-run the negative control of up to `limit` verified skills, spread evenly over the library; count
+    those whose postcondition holds."""
     from skills.runner import run_skill
     from skills.verify import negative_control
 
     ex.budget.max_actions = ex.stats.total_actions + 40 * limit  # after exploration: not part of its budget
     ex.budget.minutes = 1e9
     bad = n = 0
-    for s in lib.list(status="verified")[:limit]:
+    verified = lib.list(status="verified")
+    for s in verified[::max(1, len(verified) // limit)][:limit]:  # spread over the run, not its first menu
         point = s.extra.get("neutral")
         ex.reset()
         res = run_skill(negative_control(s, int(s.extra.get("own_steps", 1)), tuple(point) if point else None),
