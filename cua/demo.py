@@ -201,7 +201,8 @@ def register(app: typer.Typer) -> None:
     def demo(
         out: Path = typer.Option(Path("demo-out"), "--out", "-o", help="Where the library, runs and page go."),
         minutes: float = typer.Option(4.0, help="Exploration budget (wall clock)."),
-        max_actions: int = typer.Option(300, help="Exploration budget (every action: exploring, going back, verifying)."),
+        max_actions: int = typer.Option(400, help="Exploration budget (every action: exploring, going back, verifying, "
+                                        "the probes that reopen a menu to read a check mark)."),
         only: str = typer.Option("^(Search|View|Help)$", help="Regex of the start-state controls to explore "
                                                                "('' explores everything)."),
         model: str = typer.Option(None, help="Planner: none | openai:M | anthropic:M (default: from the keys set)."),

@@ -6,11 +6,14 @@ import json
 import subprocess
 import sys
 
+import pytest
 
+
+@pytest.mark.timeout(600)  # a 3-minute exploration, three agent runs and a page, on a loaded machine
 def test_demo_pipeline_and_its_report(tmp_path):
     out = tmp_path / "demo"
     proc = subprocess.run([sys.executable, "-m", "cua.cli", "demo", "--out", str(out), "--minutes", "3",
-                           "--max-actions", "300", "--only", "^Search$", "--model", "none"],
+                           "--max-actions", "400", "--only", "^Search$", "--model", "none"],
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     page = out / "index.html"
