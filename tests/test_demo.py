@@ -9,10 +9,10 @@ import sys
 import pytest
 
 
-@pytest.mark.timeout(600)  # a 3-minute exploration, three agent runs and a page, on a loaded machine
+@pytest.mark.timeout(600)  # an exploration of up to 5 minutes, three agent runs and a page, on a loaded machine
 def test_demo_pipeline_and_its_report(tmp_path):
     out = tmp_path / "demo"
-    proc = subprocess.run([sys.executable, "-m", "cua.cli", "demo", "--out", str(out), "--minutes", "3",
+    proc = subprocess.run([sys.executable, "-m", "cua.cli", "demo", "--out", str(out), "--minutes", "5",
                            "--max-actions", "400", "--only", "^Search$", "--model", "none"],
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
