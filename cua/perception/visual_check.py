@@ -54,7 +54,7 @@ def row_mark(img: Image.Image, row: BBox) -> bool | None:
     x, y, w, h = row
     if w <= 0 or h <= 0:
         return None
-    a = np.asarray(img.convert("L").crop((x, y, x + min(w, 3 * h), y + h)), dtype=np.int16)
+    a = np.asarray(img.crop((x, y, x + min(w, 3 * h), y + h)).convert("L"), dtype=np.int16)  # crop first: cheap
     ink = np.abs(a - np.median(a)) > 50
     ink[:, ink.mean(axis=0) > 0.8] = False  # the menu's own borders
     ink[ink.mean(axis=1) > 0.8] = False
