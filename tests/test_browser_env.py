@@ -175,6 +175,25 @@ def test_off_screen_point_and_unknown_element_fail_clearly(env, obs):
     assert not r.ok and "e999" in r.error
 
 
+def test_a_transient_capture_failure_is_retried_and_a_lasting_one_named(env, obs, monkeypatch):
+    real = env.page.screenshot
+    calls = []
+
+    def flaky(**kw):  # Chromium's answer while a page has no painted frame yet (seen under load)
+        calls.append(kw)
+        if len(calls) == 1 or fail_always:
+            raise RuntimeError("Protocol error (Page.captureScreenshot): Unable to capture screenshot")
+        return real(**kw)
+
+    fail_always = False
+    monkeypatch.setattr(env.page, "screenshot", flaky)
+    assert env.observe().image().size == env.size and len(calls) == 2
+    fail_always = True
+    with pytest.raises(EnvError, match="screenshot of .*index.html failed: .*Unable to capture"):
+        env.observe()
+    assert len(calls) == 5  # three tries, then the error
+
+
 def test_huge_page_returns_partial_within_the_cap(env, site):
     assert env.act(Goto(url=f"{site}big.html")).ok
     full = collect_dom(env.page)

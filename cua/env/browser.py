@@ -231,6 +231,20 @@ class BrowserEnv(EnvBase):
             self.page.wait_for_load_state("load", timeout=min(5.0, self.load_timeout) * 1000)
 
     # ---- observe ---------------------------------------------------------------------------
+    def _screenshot(self) -> bytes:
+        """A PNG of the viewport. Chromium sometimes answers "Unable to capture screenshot" while a
+        page has not painted its first frame (seen under load, on about:blank): that is retried."""
+        for attempt in range(3):
+            try:
+                return self.page.screenshot(type="png", timeout=self.load_timeout * 1000)
+            except Exception as e:  # noqa: BLE001
+                self._check_thread()  # a dead Chromium gets its own message
+                msg = str(e).splitlines()[0]
+                if "Unable to capture screenshot" not in msg or attempt == 2:
+                    raise EnvError(f"screenshot of {self.page.url} failed: {msg}") from None
+                time.sleep(0.25 * (attempt + 1))
+        raise AssertionError("unreachable")
+
     def _source_set(self) -> set[str]:
         s = {p.strip().lower() for p in self.sources.split(",") if p.strip()}
         return {"dom", "ocr", "vision"} if not s or "auto" in s else s
@@ -240,11 +254,7 @@ class BrowserEnv(EnvBase):
         self._check_thread()
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
-        try:
-            png = self.page.screenshot(type="png", timeout=self.load_timeout * 1000)
-        except Exception as e:  # noqa: BLE001
-            self._check_thread()  # a dead Chromium gets its own message
-            raise EnvError(f"screenshot of {self.page.url} failed: {str(e).splitlines()[0]}") from None
+        png = self._screenshot()
         image = Image.open(io.BytesIO(png)).convert("RGB")
         timings["screenshot"] = time.perf_counter() - t0
         structured: list[UIElement] = []
