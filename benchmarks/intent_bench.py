@@ -9,9 +9,9 @@ per request), and every decision that runs skills is executed on a sandbox throu
 and scored by the request's checker (equal decisions share one episode). Held-out and sealed
 requests are never used for calibration; the sealed split was written after the others and never
 looked at while tuning; the fresh split was written by someone who saw only the apps' control lists
-(not the matcher, not the other splits) and committed before the round that first measured it; fresh2
-and then fresh3 were written the same way, each at the start of a later round and before its tuning,
-because the split before had by then been looked at.
+(not the matcher, not the other splits) and committed before the round that first measured it; fresh2,
+fresh3 and then fresh4 were written the same way, each at the start of a later round and before its
+tuning, because the split before had by then been looked at.
 
     python benchmarks/intent_bench.py --libs /tmp/libs               # all three apps
     python benchmarks/intent_bench.py --explore-minutes 15           # explore each app afresh first
@@ -42,7 +42,7 @@ from skills.library import SkillLibrary  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 APPS = ("mousepad", "galculator", "featherpad")
 METHODS = ("fused", "default", "bm25", "heuristic")
-SPLITS = ("dev", "heldout", "sealed", "fresh", "fresh2", "fresh3")
+SPLITS = ("dev", "heldout", "sealed", "fresh", "fresh2", "fresh3", "fresh4")
 FIXTURE = REPO / "tests" / "data" / "intent_mousepad_skills.json"
 QUICK_GRID = {"weights": [0.6], "margins": [0.0, 0.04], "thresholds": [round(0.4 + 0.04 * i, 2) for i in range(8)]}
 

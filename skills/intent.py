@@ -24,6 +24,10 @@ NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 _STRONG = re.compile(r"(\s*(?:,?\s*and then\b|,?\s*(?:and )?after that\b|,?\s*and afterwards\b|,\s*then\b|\bthen\b|;"
                      r"|,?\s*and also\b|\balso\b)\s*)", re.IGNORECASE)
 _WEAK = re.compile(r"(\s*(?:,\s*and\b|\band\b|,)\s*)", re.IGNORECASE)
+# A piece after a weak break that starts with its own subject is a remark about the request ("hide the menu
+# bar, I just want the keypad"), not another item of an imperative list
+_SUBJECT = re.compile(r"^(?:i|i'm|i've|i'd|i'll|we|we're|it|it's|its|they|they're|this is|that is|that's)\b",
+                      re.IGNORECASE)
 # A piece after a weak break that starts like this is a subordinate clause of the one before it
 _SUBORDINATE = re.compile(r"(?:^|\s)(?:what|which|how|where|who|whom|whose|why|when|whether|if|that|so)\b", re.IGNORECASE)
 _VERB = re.compile(r"^(?:please\s+)?(turn on|turn off|switch on|switch off|switch to|show|hide|enable|disable|"
@@ -129,14 +133,16 @@ def _content(part: str) -> str:
 def _weak_parts(text: str) -> list[str]:
     """`text` cut at its weak breaks where the piece after one is a clause of its own: it starts with a
     verb, or the text is an imperative list ("turn on X, Y and Z") and neither the piece nor the clause it
-    follows is a subordinate clause ("... the strip that shows the line and column")."""
+    follows is a subordinate clause ("... the strip that shows the line and column"), nor the piece a
+    remark with its own subject ("..., I never use them")."""
     pieces = _WEAK.split(text)
     imperative = bool(_VERB.match(_content(pieces[0])))
     out = [pieces[0]]
     for sep, piece in zip(pieces[1::2], pieces[2::2]):
         bare = _content(piece)
         inside = _SUBORDINATE.search(_content(out[-1]), 1)  # "the strip that shows the line and column"
-        if _VERB.match(bare) or (imperative and bare and not inside and not _SUBORDINATE.match(bare)):
+        if _VERB.match(bare) or (imperative and bare and not inside and not _SUBORDINATE.match(bare)
+                                 and not _SUBJECT.match(bare)):
             out.append(piece)
         else:
             out[-1] += sep + piece

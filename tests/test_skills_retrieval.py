@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from cua.agent.boundary import boundary_of, decide_request
-from cua.agent.calibrate import DevRequest, calibrate, verdict
+from cua.agent.calibrate import DevRequest, calibrate, covered, expected_skill, verdict
 from skills.embed import embedder
 from skills.intent import bind_values, clause, polarity, splits, with_polarity
 from skills.library import SkillLibrary, tokenize
@@ -114,6 +114,21 @@ def test_calibration_stores_a_threshold_that_separates_the_dev_set(lib):
     assert boundary_of(lib)["threshold"] == bound["threshold"] and boundary_of(lib)["calibrated"]
     assert bound["dev"]["wrong"] == 0 and bound["dev"]["right"] == 2 and bound["curve"]
     assert all(verdict(r, decide_request(r.text, lib, False), lib) in ("right", "refused") for r in dev)
+
+
+def test_a_skill_reached_through_another_control_covers_what_it_ends_with(tmp_path):
+    """Exploration may reach a control only from another state (galculator's angle units from scientific
+    mode): that composite covers a request for the control, and running it is the right run."""
+    other = SkillLibrary(tmp_path / "c.db")
+    other.import_json(FIXTURE)
+    req = DevRequest("show the status bar", ["Statusbar"])
+    assert expected_skill("Statusbar", other).name == "View › Statusbar" and covered(req, other)
+    assert not covered(DevRequest("x", ["tatusbar"]), other)  # a whole label, not a tail of one
+    d = decide_request("show the status bar", other, False, bound=BOUND)
+    assert verdict(req, d, other) == "right"
+    other.record_run("View › Statusbar", False)  # the latest run failed: nothing covers it any more
+    assert not covered(req, other)
+    other.close()
 
 
 def test_a_toggle_copy_skips_the_click_when_already_in_state_and_checks_by_reopening():
@@ -326,6 +341,10 @@ def test_strong_breaks_split_first_and_a_plain_and_only_between_imperative_claus
         ["turn on line numbers", "turn on word wrap", "turn on the status bar"]]
     assert splits("could you turn on the toolbar and the statusbar") == [
         ["could you turn on the toolbar", "turn on the statusbar"]]
+    # a piece with its own subject after a comma is a remark about the request, not another list item
+    assert splits("Hide the menu bar please, I just want the keypad") == []
+    assert splits("hide the toolbar, it's useless") == []
+    assert splits("hide the toolbar, the statusbar") == [["hide the toolbar", "hide the statusbar"]]
     # the strong reading first, the finer one after it
     assert splits("show the find bar, and after that show the version and credits") == [
         ["show the find bar", "show the version and credits"],

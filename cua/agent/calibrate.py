@@ -28,9 +28,22 @@ class DevRequest:
     expect: list[str] = field(default_factory=list)  # skill names in order; [] = outside the library
 
 
+def expected_skill(name: str, library: Any) -> Any:
+    """The verified skill that does what `name` names: that skill, else the shortest verified one that
+    ends with it (exploration reached *Calculator › Angle units › Radians* only from scientific mode:
+    *View › Scientific Mode › Calculator › Angle units › Radians* sets radians too); None if neither."""
+    s = library.get(name)
+    if s is not None and s.status == "verified":
+        return s
+    rows = library.db.execute("SELECT DISTINCT name FROM skills WHERE name LIKE ? ORDER BY LENGTH(name), name",
+                              (f"% › {name}",)).fetchall()
+    return next((s for (n,) in rows if n.endswith(f" › {name}") and (s := library.get(n)) and
+                 s.status == "verified"), None)
+
+
 def covered(req: DevRequest, library: Any) -> bool:
-    """Every expected skill is in the library and verified (else the right answer is to refuse)."""
-    return bool(req.expect) and all((s := library.get(n)) is not None and s.status == "verified" for n in req.expect)
+    """Every expected skill is in the library, verified (else the right answer is to refuse)."""
+    return bool(req.expect) and all(expected_skill(n, library) is not None for n in req.expect)
 
 
 def verdict(req: DevRequest, decision: Any, library: Any) -> str:
@@ -40,7 +53,7 @@ def verdict(req: DevRequest, decision: Any, library: Any) -> str:
     if not covered(req, library):
         return "wrong"
     ran = _collapse([c.skill for c in decision.calls] if decision.calls else [decision.skill])
-    want = _collapse([library.get(n) for n in req.expect])
+    want = _collapse([expected_skill(n, library) for n in req.expect])
     return "right" if ran == want else "wrong"
 
 
