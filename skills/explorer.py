@@ -1,4 +1,8 @@
-"""GUI-DFS: explore an app depth-first, keep every transition with an effect as a unit skill.
+"""GUI-DFS: explore an app, keep every transition with an effect as a unit skill.
+
+Each state's controls are tried in turn; the screens they open (menus, dialogs) are explored shallowest
+first, so every menu's items come before any submenu's (a long submenu cannot spend the budget before
+the last menu is opened). A scrolled menu and a menu opened in a value context or mode are entered at once.
 
 After each action the explorer observes (the env settles first), computes the typed effects of the
 change (skills.effects: values, toggle states, dialogs, title, focus, an opened menu) and records the
@@ -205,7 +209,7 @@ class Explorer(Navigator):
         return path
 
     def explore(self, st: dict[str, Any], path: list[tuple[StateKey, dict[str, Any] | None]]) -> None:
-        """Try every untried candidate of one state, depth-first into new states."""
+        """Try every untried candidate of one state (new menus and dialogs are left open for the main loop)."""
         key = path[-1][0]
         depth = len(path) - 1
         names = st["path_names"]
@@ -327,13 +331,14 @@ class Explorer(Navigator):
         rec = {"action": steps[0], "point": point, "dst": new_key.exact}
         child_names = [*names, *cand.labels] if cand.kind != "scroll" else names
         all_steps = _actions(st["prefix"]) + steps
-        # menus are entered at once (cheap to back out of); a dialog or other new screen is left open for the
-        # main loop, which takes the shallowest open state first: the start state's controls before dialogs
+        # a new screen (a menu, a dialog) is left open for the main loop, which takes the shallowest open state
+        # first: every menu's own items before any submenu's, so a large submenu (a hundred languages) cannot
+        # use up the budget before the last menu is opened; a scrolled menu is the same menu, entered at once
         # a typed field's states are not entered, nor what a value context opens (its screens are explored
         # from the state the context was made from: entering them again would only duplicate that work)
         # (in a value context, only its menus are entered: what else opens there was explored without it)
         explorable = effect == "new_state" and len(steps) == 1 and (not ctx or opened)
-        descend = explorable and (cand.kind == "scroll" or opened)
+        descend = explorable and (cand.kind == "scroll" or (opened and ctx))
         if effect == "new_state" and not ctx and not opened and cand.kind == "click" and self._is_mode(new):
             rec = {**rec, "context": "mode"}
         if effect == "new_state":

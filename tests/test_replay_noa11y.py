@@ -20,7 +20,7 @@ from skills.runner import run_skill
 @pytest.fixture(scope="module")
 def libraries(tmp_path_factory):
     out = {}
-    for name, budget in (("mousepad", 45), ("galculator", 30)):
+    for name, budget in (("mousepad", 45), ("galculator", 40)):
         case = CASES[name]
         out[name] = explore_library(case.with_tree, case.profile, tmp_path_factory.mktemp(name), name, budget)
     return out

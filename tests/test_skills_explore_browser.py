@@ -188,3 +188,49 @@ def test_two_parallel_explorers_share_one_graph(tmp_path):
         assert {"File", "Edit", "File › Find and Replace...", "File › New"} <= names
         assert not any(n.startswith("Danger") for n in names)  # outside --only
         assert all(len(lib.versions(n)) == 1 for n in names)  # no state explored twice
+
+
+WIDE_APP = """<!doctype html><html><head><title>Wide</title><style>
+.menu{display:none;border:1px solid #888;position:absolute;background:#fff;padding:2px} .open{display:block}
+.menu button{display:block}</style></head><body>
+<nav role="menubar">
+ <button role="menuitem" aria-haspopup="true" onclick="tog('alpha')">Alpha</button>
+ <button role="menuitem" aria-haspopup="true" onclick="tog('zulu')">Zulu</button>
+</nav>
+<div id="alpha" class="menu" role="menu" style="left:8px;top:30px">
+ <button role="menuitem" aria-haspopup="true" onclick="document.getElementById('many').classList.add('open')">Many</button>
+</div>
+<div id="many" class="menu" role="menu" style="left:120px;top:30px"></div>
+<div id="zulu" class="menu" role="menu" style="left:70px;top:30px">
+ <button role="menuitem" onclick="pick('last')">Last</button>
+</div>
+<script>
+function closeAll(){for(const m of document.querySelectorAll('.menu'))m.classList.remove('open')}
+function tog(id){const o=document.getElementById(id).classList.contains('open');closeAll();if(!o)document.getElementById(id).classList.add('open')}
+function pick(t){closeAll();document.title='Wide - '+t}
+for(let i=0;i<24;i++){const b=document.createElement('button');b.setAttribute('role','menuitem');
+  b.textContent='Item '+i;b.onclick=()=>pick('item '+i);document.getElementById('many').appendChild(b)}
+</script></body></html>
+"""
+
+
+def test_every_menu_is_opened_before_a_large_submenu_uses_the_budget(tmp_path):
+    """The shallowest open state first: Zulu's item is explored although Alpha › Many's 24 items alone
+    would need several times the budget (depth-first, Zulu was never opened)."""
+    page = tmp_path / "wide.html"
+    page.write_text(WIDE_APP)
+    env = make_env(f"browser:file://{page}", sources="dom")
+    db = tmp_path / "wide.db"
+    lib, graph = SkillLibrary(db), UIGraph(db)
+    try:
+        ex = Explorer(env, lib, graph, load_profile("default"), Budget(max_actions=90, minutes=4), app="wide")
+        stats = ex.run()
+        assert stats.stopped.startswith("budget"), stats.stopped
+        names = {s.name for s in lib.list()}
+        assert "Zulu › Last" in names, sorted(names)
+        assert any(n.startswith("Alpha › Many › Item") for n in names)  # the submenu was started on
+        assert "Alpha › Many › Item 23" not in names  # and the budget ran out inside it
+    finally:
+        graph.close()
+        lib.close()
+        env.close()
