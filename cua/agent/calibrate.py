@@ -42,7 +42,8 @@ def expected_skill(name: str, library: Any) -> Any:
 
 
 def covered(req: DevRequest, library: Any) -> bool:
-    """Every expected skill is in the library, verified (else the right answer is to refuse)."""
+    """Every expected control has a verified skill, its own or one reaching it through another control
+    (else the right answer is to refuse)."""
     return bool(req.expect) and all(expected_skill(n, library) is not None for n in req.expect)
 
 
