@@ -17,6 +17,7 @@ from skills.effects import check_revealed, effect_problems
 from skills.graph import is_visible
 from skills.skill import Condition, Skill
 
+POST_TIMEOUT = 4.0  # seconds a postcondition may take to show after the last step (slow, loaded machines)
 POINTER_FIELDS = (("target", "x", "y"), ("to_target", "to_x", "to_y"))
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -30,6 +31,7 @@ class SkillRunResult(BaseModel):
     grounding: list[dict[str, Any]] = Field(default_factory=list, description="Per grounded step: step, via, "
                                             "source (a11y|ocr|vision|crop) and why it fell back, if it did.")
     post_source: str = Field("a11y", description="What checked the postcondition: a11y, or visual (OCR + pixels).")
+    post_wait: float = Field(0.0, description="Seconds spent waiting for the postcondition after the last step.")
 
 
 def bind_args(skill: Skill, args: dict[str, Any] | None) -> dict[str, Any]:
@@ -137,11 +139,12 @@ def step_cue(skill: Skill, i: int) -> Cue | None:
 
 def run_skill(skill: Skill, env: Any, args: dict[str, Any] | None = None, library: Any = None,
               check_pre: bool = False, obs: Observation | None = None, _depth: int = 0,
-              grounder: Regrounder | None = None) -> SkillRunResult:
+              grounder: Regrounder | None = None, post_timeout: float = POST_TIMEOUT) -> SkillRunResult:
     """Replay `skill` on `env` now; ok when every step ran and the postcondition holds.
 
     `obs`: a fresh observation of the current screen, if the caller has one (saves a look).
     `grounder`: the sources replay may use (default all: a11y, then OCR, detector and crops).
+    `post_timeout`: how long a postcondition that does not hold yet may take to show (bounded polling).
     """
     grounder = grounder or Regrounder()
     log: list[dict[str, Any]] = []
@@ -212,10 +215,12 @@ def run_skill(skill: Skill, env: Any, args: dict[str, Any] | None = None, librar
         err = None if not problems else f"postcondition of {skill.name!r} fails (seen visually): {'; '.join(problems[:3])}"
         return SkillRunResult(ok=not problems, error=err, steps=results, observation=obs, grounding=log,
                               post_source="visual")
-    obs, ok = wait_for(env, lambda o: not condition_problems(post, o), 4.0, obs)  # slow, loaded machines
+    t = time.monotonic()
+    obs, ok = wait_for(env, lambda o: not condition_problems(post, o), post_timeout, obs)  # slow, loaded machines
+    waited = time.monotonic() - t
     problems = condition_problems(post, obs)
     if ok and any(e.reveal for e in post.effects):  # effects hidden in a closed menu: reopen it to look
         obs, problems = check_revealed(env, post.effects, obs)
         ok = not problems
     err = None if ok else f"postcondition of {skill.name!r} fails: {'; '.join(problems[:3])}"
-    return SkillRunResult(ok=ok, error=err, steps=results, observation=obs, grounding=log)
+    return SkillRunResult(ok=ok, error=err, steps=results, observation=obs, grounding=log, post_wait=waited)

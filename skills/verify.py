@@ -8,7 +8,9 @@ the spot is found on the screen just before the final action, when the skill was
 A skill whose only effects are those of the path leading to it is "unverified" too. A skill that fails (1) or (3) is "unverified";
 one whose replay fails is "failed". Every replay, control and reset counts against the budget
 (the explorer's env is a counting proxy). `verify_batch` holds skills to the same standard but runs a
-negative control once for all the skills it is the same run for (same path, same neutral spot).
+negative control once for all the skills it is the same run for (same path, same neutral spot). A
+negative control looks for the postcondition as long as the replays needed to see it, with a margin
+(`control_wait`), not the replays' full bound.
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ from typing import Any
 from cua.perception.elements import Observation
 from skills.candidates import neutral_point
 from skills.graph import VOLATILE_ROLES, visible_signatures
-from skills.runner import condition_problems, run_skill, wait_for
+from skills.runner import POST_TIMEOUT, condition_problems, run_skill, wait_for
 from skills.skill import Condition, Skill, SkillStep
+
+CONTROL_WAIT = 1.0  # seconds a negative control looks for the postcondition beyond its replays' own wait
 
 def negative_control(skill: Skill, own_steps: int, point: tuple[int, int] | None) -> Skill:
     """The same run with the skill's own action moved to a neutral spot (or left out when the screen
@@ -35,10 +39,19 @@ def negative_control(skill: Skill, own_steps: int, point: tuple[int, int] | None
     return skill.model_copy(update={"steps": steps, "name": skill.name + " (negative control)"})
 
 
-def _replay(ex: Any, skill: Skill) -> Any:
+def control_wait(seen: float) -> float:
+    """How long a negative control waits for the postcondition (it should never show): `CONTROL_WAIT`
+    beyond the screen settling, plus twice the longest wait the skill's own replays needed, at most
+    the replays' own bound. A control is the replays' run with its final action moved, so an effect it
+    caused would show as soon as theirs did; waiting the full bound only for it to fail cost most of
+    an exploration's time (9 s of every 11 per skill on mousepad)."""
+    return min(POST_TIMEOUT, CONTROL_WAIT + 2 * seen)
+
+
+def _replay(ex: Any, skill: Skill, post_timeout: float = POST_TIMEOUT) -> Any:
     """One run from a fresh reset (state a hidden dialog kept must not leak into the next run)."""
     ex.reset()
-    res = run_skill(skill, ex.env, library=ex.lib, obs=ex._obs)  # ex.env counts every action it sends
+    res = run_skill(skill, ex.env, library=ex.lib, obs=ex._obs, post_timeout=post_timeout)  # ex.env counts
     ex._obs = res.observation if res.observation is not None else ex.observe()
     return res
 
@@ -81,15 +94,17 @@ def _precheck(ex: Any, name: str) -> Skill | None:
     return skill
 
 
-def _replays(ex: Any, name: str, skill: Skill) -> tuple[bool, Skill]:
-    """`verify_runs` (>= 1) replays from a fresh start; (all held, the skill as stored). A replay failure
-    caused only by elements seen changing on their own (a clock) repairs the postcondition once."""
-    res, ok_all = None, False
+def _replays(ex: Any, name: str, skill: Skill) -> tuple[bool, Skill, float]:
+    """`verify_runs` (>= 1) replays from a fresh start; (all held, the skill as stored, the longest wait
+    for its postcondition). A replay failure caused only by elements seen changing on their own (a
+    clock) repairs the postcondition once."""
+    res, ok_all, seen = None, False, 0.0
     for attempt in range(2):
         ok_all = True
         for _ in range(max(1, ex.verify_runs)):
             ex.check_budget_time()
             res = _replay(ex, skill)
+            seen = max(seen, res.post_wait)
             if not res.ok:  # a second look tells a self-changing element from a real failure
                 ex.learn_volatile(ex._obs, ex.observe())
             ex.lib.record_run(name, res.ok)
@@ -111,7 +126,7 @@ def _replays(ex: Any, name: str, skill: Skill) -> tuple[bool, Skill]:
         skill = ex.lib.add(skill.model_copy(update={"postcondition": clean, "verified_runs": 0,
                                                       "failed_runs": 0, "status": "unverified"}))
         ex.note(f"{name!r}: dropped self-changing elements from its postcondition; verifying again")
-    return ok_all, skill
+    return ok_all, skill, seen
 
 
 def verify_skill(ex: Any, name: str) -> str:
@@ -122,10 +137,10 @@ def verify_skill(ex: Any, name: str) -> str:
     skill = _precheck(ex, name)
     if skill is None:
         return "unverified"
-    ok_all, skill = _replays(ex, name, skill)
+    ok_all, skill, seen = _replays(ex, name, skill)
     if not ok_all:
         return "failed"
-    return verify_control(ex, skill)
+    return verify_control(ex, skill, control_wait(seen))
 
 
 def _control_key(skill: Skill) -> str | None:
@@ -143,22 +158,23 @@ def verify_batch(ex: Any, names: list[str]) -> dict[str, str]:
     from a fresh start; its postcondition must fail on the negative control), running the negative control
     once per group of skills that share it. Returns the status stored per name."""
     out: dict[str, str] = {}
-    groups: dict[str, list[Skill]] = {}
+    groups: dict[str, list[tuple[Skill, float]]] = {}
     for name in names:
         skill = _precheck(ex, name)
         if skill is None:
             out[name] = "unverified"
             continue
-        ok_all, skill = _replays(ex, name, skill)
+        ok_all, skill, seen = _replays(ex, name, skill)
         if not ok_all:
             out[name] = "failed"
             continue
         key = _control_key(skill)
         if key is None:
-            out[name] = verify_control(ex, skill)
+            out[name] = verify_control(ex, skill, control_wait(seen))
         else:
-            groups.setdefault(key, []).append(skill)
-    for members in groups.values():
+            groups.setdefault(key, []).append((skill, control_wait(seen)))
+    for pairs in groups.values():
+        members, wait = [s for s, _ in pairs], max(w for _, w in pairs)
         first = members[0]
         control = negative_control(first, int(first.extra.get("own_steps", 1)), tuple(first.extra["neutral"]))
         control = control.model_copy(update={"postcondition": Condition()})
@@ -166,11 +182,11 @@ def verify_batch(ex: Any, names: list[str]) -> dict[str, str]:
         obs = res.observation if res.observation is not None else ex._obs
         # the same patience a single control gets: wait (bounded) in case any postcondition shows late
         obs, _ = wait_for(ex.env, lambda o, m=members: any(not condition_problems(s.postcondition, o) for s in m),
-                          4.0, obs)
+                          wait, obs)
         ex._obs = obs
         for s in members:
             if not res.ok:  # the control's own path failed: no evidence either way, check it alone
-                out[s.name] = verify_control(ex, s)
+                out[s.name] = verify_control(ex, s, wait)
             elif not condition_problems(s.postcondition, obs):
                 mark(ex, s.name, "unverified", "its postcondition also holds when the final action clicks a "
                      "neutral spot")
@@ -181,17 +197,21 @@ def verify_batch(ex: Any, names: list[str]) -> dict[str, str]:
     return out
 
 
-def verify_control(ex: Any, skill: Skill) -> str:
-    """The negative control of one skill whose replays all held; stores and returns its status."""
+def verify_control(ex: Any, skill: Skill, wait: float = POST_TIMEOUT) -> str:
+    """The negative control of one skill whose replays all held, looking `wait` seconds for its
+    postcondition (control_wait); stores and returns its status."""
     own = int(skill.extra.get("own_steps", 1))
     point, before = skill.extra.get("neutral"), None
     if point is None:  # no neutral spot recorded at exploration: find one on the screen before the action
-        before = _replay(ex, negative_control(skill, own, None))
+        before = _replay(ex, negative_control(skill, own, None), wait)
         point = neutral_point(before.observation if before.observation is not None else ex._obs)
-    control = _replay(ex, negative_control(skill, own, tuple(point) if point else None))
-    if control.ok or (before is not None and before.ok):
-        mark(ex, skill.name, "unverified", "its postcondition also holds when the final action clicks a neutral "
-             "spot" if control.ok else "its postcondition already holds before the final action")
+    # with no neutral spot on that screen either, the control is the run without the action: just done
+    control = _replay(ex, negative_control(skill, own, tuple(point)), wait) if point else before
+    if before is not None and before.ok:
+        mark(ex, skill.name, "unverified", "its postcondition already holds before the final action")
+        return "unverified"
+    if control.ok:
+        mark(ex, skill.name, "unverified", "its postcondition also holds when the final action clicks a neutral spot")
         return "unverified"
     set_status(ex.lib, skill.name, "verified", "effect seen on every replay; the negative control fails")
     return "verified"

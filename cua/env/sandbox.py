@@ -84,10 +84,11 @@ def _read_line(fd: int, timeout: float, what: str) -> str:
     return buf.split(b"\n", 1)[0].decode().strip()
 
 
-def _kill_group(proc: subprocess.Popen | None, grace: float = 2.0) -> None:
+def _kill_group(proc: subprocess.Popen | None, grace: float = 2.0, term: bool = True) -> None:
+    """Stop a process group: SIGTERM, then SIGKILL after `grace` seconds (`term=False`: SIGKILL at once)."""
     if proc is None:
         return
-    for sig in (signal.SIGTERM, signal.SIGKILL):
+    for sig in (signal.SIGTERM, signal.SIGKILL) if term else (signal.SIGKILL,):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, sig)
         try:
@@ -378,8 +379,8 @@ class Sandbox:
         """Kill the app, give it a fresh HOME, start it again and wait for its window."""
         if not self.alive():
             raise EnvError(f"the sandbox display {self.display or '(none)'} is gone; create a new sandbox")
-        if self.app is not None:
-            _kill_group(self.app)
+        if self.app is not None:  # killed outright: whatever it would save on the way out is wiped below
+            _kill_group(self.app, term=False)
             if self.app in self._procs:
                 self._procs.remove(self.app)
         self._wait_no_clients()
