@@ -190,8 +190,11 @@ class Explorer(Navigator):
         self.start_values = self.values(self.start_obs)
 
     def _next_state(self) -> dict[str, Any] | None:
-        """The shallowest open state in scope (--only) that no other worker has claimed."""
-        for st in self.graph.open_states():
+        """The shallowest open state in scope (--only) that no other worker has claimed; the states of
+        modes and value contexts last. Those try again the start screen's menus, entering them at once, and
+        what was not tried anywhere yet: taken before the start screen's submenus, they explored them all
+        there (each language of mousepad's Filetype as "Write Unicode BOM › Document › Filetype › Markup › X")."""
+        for st in sorted(self.graph.open_states(), key=lambda st: "~" in st["key"] or _mode_depth(st) > 0):
             first = st["path_names"][0] if st["path_names"] else None
             if first is not None and self.only is not None and not self.only.search(first):
                 continue
