@@ -26,6 +26,7 @@ from skills.skill import Condition, Skill, SkillStep
 
 CONTROL_WAIT = 1.0  # seconds a negative control looks for the postcondition beyond its replays' own wait
 
+
 def negative_control(skill: Skill, own_steps: int, point: tuple[int, int] | None) -> Skill:
     """The same run with the skill's own action moved to a neutral spot (or left out when the screen
     has none); toggle guards off. The own action is the final one, or the one before the skill's
