@@ -202,16 +202,15 @@ def verify_control(ex: Any, skill: Skill, wait: float = POST_TIMEOUT) -> str:
     """The negative control of one skill whose replays all held, looking `wait` seconds for its
     postcondition (control_wait); stores and returns its status."""
     own = int(skill.extra.get("own_steps", 1))
-    point, before = skill.extra.get("neutral"), None
+    point = skill.extra.get("neutral")
     if point is None:  # no neutral spot recorded at exploration: find one on the screen before the action
         before = _replay(ex, negative_control(skill, own, None), wait)
+        if before.ok:
+            mark(ex, skill.name, "unverified", "its postcondition already holds before the final action")
+            return "unverified"
         point = neutral_point(before.observation if before.observation is not None else ex._obs)
-    # with no neutral spot on that screen either, the control is the run without the action: just done
-    control = _replay(ex, negative_control(skill, own, tuple(point)), wait) if point else before
-    if before is not None and before.ok:
-        mark(ex, skill.name, "unverified", "its postcondition already holds before the final action")
-        return "unverified"
-    if control.ok:
+    # with no neutral spot on that screen either, the control is the run without the action, just done
+    if point is not None and _replay(ex, negative_control(skill, own, tuple(point)), wait).ok:
         mark(ex, skill.name, "unverified", "its postcondition also holds when the final action clicks a neutral spot")
         return "unverified"
     set_status(ex.lib, skill.name, "verified", "effect seen on every replay; the negative control fails")
