@@ -87,6 +87,7 @@ class Explorer(Navigator):
         self.t0 = time.monotonic()
         self._obs: Observation | None = None
         self._bad_states: dict[str, int] = {}
+        self._root_wins: int | None = None
         self._pre: Observation | None = None
         self.escape_useless: dict[str, int] = {}
         self.pending: list[str] = []  # made, not yet verified (verified in batches)
@@ -190,17 +191,31 @@ class Explorer(Navigator):
         self.start_values = self.values(self.start_obs)
 
     def _next_state(self) -> dict[str, Any] | None:
-        """The shallowest open state in scope (--only) that no other worker has claimed; the states of
-        modes and value contexts last. Those try again the start screen's menus, entering them at once, and
-        what was not tried anywhere yet: taken before the start screen's submenus, they explored them all
-        there (each language of mousepad's Filetype as "Write Unicode BOM › Document › Filetype › Markup › X")."""
-        for st in sorted(self.graph.open_states(), key=lambda st: "~" in st["key"] or _mode_depth(st) > 0):
+        """The shallowest open state in scope (--only) that no other worker has claimed: first the start
+        screen and its menus, then modes and value contexts, then the states a dialog or window opened. A
+        mode or context tries the start screen's menus again, entering them at once, and what was not tried
+        anywhere yet: taken before the menus' submenus, it explored them all there (each language of
+        mousepad's Filetype as "Write Unicode BOM › Document › Filetype › Markup › X"); taken after every
+        dialog, it came too late in 30 minutes (featherpad's Edit commands on typed text)."""
+        wins = self._root_windows()
+
+        def rank(st: dict[str, Any]) -> int:
+            if "~" in st["key"] or _mode_depth(st) > 0:
+                return 1
+            return 2 if wins is not None and _window_count(st) > wins else 0
+        for st in sorted(self.graph.open_states(), key=rank):
             first = st["path_names"][0] if st["path_names"] else None
             if first is not None and self.only is not None and not self.only.search(first):
                 continue
             if self.pool is None or self.pool.claim(st["key"]):
                 return st
         return None
+
+    def _root_windows(self) -> int | None:
+        """How many windows the stored start state showed (None before it is stored)."""
+        if self._root_wins is None and (key := self.graph.get_meta("root")) and (st := self.graph.state(key)):
+            self._root_wins = _window_count(st)
+        return self._root_wins
 
     def _path_of(self, st: dict[str, Any]) -> list[tuple[StateKey, dict[str, Any] | None]] | None:
         """(key, step) pairs from the root to a stored state, rebuilt from its prefix."""
@@ -556,6 +571,11 @@ class Explorer(Navigator):
 
 def _windows(obs: Observation) -> set[str]:
     return {e.signature for e in obs.elements if e.role.lower() in WINDOW_ROLES and is_visible(e, obs.size)}
+
+
+def _window_count(st: dict[str, Any]) -> int:
+    """How many distinct windows and dialogs a stored state showed (it stores the visible elements)."""
+    return len({(e["role"], e["name"]) for e in st["elements"] if e["role"].lower() in WINDOW_ROLES})
 
 
 def _disabled(st: dict[str, Any]) -> set[str]:
