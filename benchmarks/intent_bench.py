@@ -10,11 +10,12 @@ and scored by the request's checker (equal decisions share one episode). Held-ou
 requests are never used for calibration; the sealed split was written after the others and never
 looked at while tuning; the fresh split was written by someone who saw only the apps' control lists
 (not the matcher, not the other splits) and committed before the round that first measured it; fresh2,
-fresh3 and then fresh4 were written the same way, each at the start of a later round and before its
-tuning, because the split before had by then been looked at.
+fresh3, fresh4 and then fresh5 were written the same way, each at the start of a later round and before
+its tuning, because the split before had by then been looked at.
 
     python benchmarks/intent_bench.py --libs /tmp/libs               # all three apps
     python benchmarks/intent_bench.py --explore-minutes 15           # explore each app afresh first
+    python benchmarks/intent_bench.py --libs /tmp/libs --splits fresh5   # one split (dev still calibrates)
     python benchmarks/intent_bench.py --quick                        # smoke: mousepad decisions, fixture library
 """
 
@@ -42,7 +43,7 @@ from skills.library import SkillLibrary  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 APPS = ("mousepad", "galculator", "featherpad")
 METHODS = ("fused", "default", "bm25", "heuristic")
-SPLITS = ("dev", "heldout", "sealed", "fresh", "fresh2", "fresh3", "fresh4")
+SPLITS = ("dev", "heldout", "sealed", "fresh", "fresh2", "fresh3", "fresh4", "fresh5")
 FIXTURE = REPO / "tests" / "data" / "intent_mousepad_skills.json"
 QUICK_GRID = {"weights": [0.6], "margins": [0.0, 0.04], "thresholds": [round(0.4 + 0.04 * i, 2) for i in range(8)]}
 
@@ -84,7 +85,7 @@ def explore(app: str, db: Path, minutes: float) -> None:
 
 
 def bench_app(app: str, db: Path, tasks: list[Any], out: Path, execute: bool,
-              grid: dict[str, Any] | None = None) -> dict[str, Any]:
+              grid: dict[str, Any] | None = None, splits: tuple[str, ...] = SPLITS) -> dict[str, Any]:
     from cua.env import make_env
 
     uncal = db.with_name(f"{db.stem}-uncalibrated.db")  # the default boundary's episodes run on a library
@@ -94,6 +95,7 @@ def bench_app(app: str, db: Path, tasks: list[Any], out: Path, execute: bool,
     bounds = {m: calibrate(lib, [dev_request(t) for t in dev], m, source=f"tasks/paraphrases/{app}/dev "
                            f"({len(dev)} requests)", **(grid or {})) for m in ("fused", "bm25")}
     decide_with("fused", "warm up", lib)  # model load and skill vectors: once per library, not per request
+    tasks = [t for t in tasks if split_of(t) in splits]  # calibration above always uses the dev split
     rows: dict[str, list[dict[str, Any]]] = {m: [] for m in METHODS}
     for m in METHODS:
         for t in tasks:
@@ -153,8 +155,13 @@ def main() -> None:
     ap.add_argument("--no-exec", action="store_true", help="Decisions only (no sandbox episodes)")
     ap.add_argument("--quick", action="store_true", help="smoke run: mousepad decisions only, on the test "
                     "fixture library (20 explored skills), a small calibration grid")
+    ap.add_argument("--splits", default=",".join(SPLITS), help="comma-separated splits to decide and run "
+                    "(the dev split always calibrates)")
     ap.add_argument("--out", type=Path, default=None)
     a = ap.parse_args()
+    splits = tuple(a.splits.split(","))
+    if unknown := set(splits) - set(SPLITS):
+        ap.error(f"unknown split(s) {', '.join(sorted(unknown))}; choose from {', '.join(SPLITS)}")
     apps = ["mousepad"] if a.quick else a.apps.split(",")
     run = BenchRun("intent_bench", a.quick, a.out)
     work = Path(tempfile.mkdtemp(prefix="cua-intent-"))
@@ -174,7 +181,7 @@ def main() -> None:
             explore(app, db, a.explore_minutes or 15.0)
         print(f"{app}: {len(SkillLibrary(db))} skills, {len(tasks)} requests", flush=True)
         res = bench_app(app, db, tasks, work / "episodes", execute=not (a.no_exec or a.quick),
-                        grid=QUICK_GRID if a.quick else None)
+                        grid=QUICK_GRID if a.quick else None, splits=splits)
         with SkillLibrary(db) as lib:
             res["library_skills"] = len(lib)
             res["verified"] = sum(s.status == "verified" for s in lib.list())

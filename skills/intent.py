@@ -168,10 +168,17 @@ _FILLER = re.compile(r"^(?:(?:please|pls|kindly|ok|okay|hey|so|now|just|and)\s+|
 _FILLER_END = re.compile(r"(?:\s*[,.]?\s*(?:please|for me|thanks|thank you|now|right now))+\s*[.!?]*$", re.IGNORECASE)
 
 
+# An unquoted value announced as one ("look for the word invoice", "a file called notes"): the word after it
+_NAMED_VALUE = re.compile(r"\b((?:look(?:ing)? for|search(?:ing)? for|find|locate|highlight|count|type|write|replace|"
+                          r"swap|change)\s+(?:every |all |each )?(?:the|a|an) (?:word|phrase|term|string)|called|"
+                          r"named|saying)\s+[\w'-]+", re.IGNORECASE)
+
+
 def retrieval_text(c: Clause, app: str = "") -> str:
-    """The clause as the retriever should see it: quoted values, numbers, politeness and the app's own
-    name taken out ("could you open mousepad's settings please" -> "open settings")."""
-    text = NUMBER.sub(" ", QUOTED.sub(" ", c.text))
+    """The clause as the retriever should see it: quoted values, numbers, a value announced as one ("the
+    word invoice"), politeness and the app's own name taken out ("could you open mousepad's settings
+    please" -> "open settings")."""
+    text = _NAMED_VALUE.sub(r"\1", NUMBER.sub(" ", QUOTED.sub(" ", c.text)))
     text = _FILLER_END.sub("", _FILLER.sub("", text.strip()))
     return " ".join(app_as_word(text, app).split()) or c.text
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from skills.glosses import glosses
+
 _ELLIPSIS = re.compile(r"(\.\.\.|…)$")
 TOGGLE_ROLES = ("check", "toggle")
 
@@ -168,7 +170,8 @@ def app_as_word(text: str, app: str) -> str:
 
 def phrases(skill: Any) -> list[str]:
     """Short texts that each name the skill one way (its label, the label under its verbs, the dialog it
-    opens, its effect, its tooltip, a synonym): a request is compared with each, and the nearest counts.
+    opens, its effect, its tooltip, a synonym, what the command does in plain words: skills.glosses): a
+    request is compared with each, and the nearest counts.
     A short request is closer to one short phrase than to the whole document."""
     path = ui_path(skill)
     label = path[-1] if path else skill.name
@@ -180,6 +183,7 @@ def phrases(skill: Any) -> list[str]:
         out.append(" ".join(app_as_word(skill.description[:160], getattr(skill, "app", "")).split()))
     out += [v.strip() for v in role_verbs(kind, label, parent).split(",")][:4]
     out += [f"{label} {w}" if len(w.split()) == 1 else w for w in _synonym_phrases(label)]
+    out += glosses(label)
     effects = getattr(skill.postcondition, "effects", []) or []
     out += [e.describe() for e in effects if e.kind in ("state", "window_opened", "appeared")][:3]
     title = dialog_title(skill)

@@ -402,3 +402,34 @@ def test_off_is_not_asked_of_a_key_that_only_changes_a_value():
     assert polarity("lock this document so I can read it without typing into it") is None
     assert polarity("turn off word wrap so I can see the long lines") == "off"
     assert not _can_turn_off(key) and _can_turn_off(group)
+
+
+def test_a_commands_plain_description_brings_a_wording_without_its_label_to_it(lib):
+    """skills.glosses: "where is the cursor position shown" names no word of "Statusbar"; the gloss of a
+    status bar (what it does, in plain words) is one of the skill's phrases, so the embedding finds it.
+    The gloss is never a label word: "line" in it does not make "show line numbers" name the status bar."""
+    from skills.glosses import glosses
+    from skills.retrieval import _label_sets
+    from skills.skill_text import phrases
+
+    assert glosses("Statusbar") and glosses("Status Bar") == glosses("Statusbar")
+    assert glosses("Preferences...") and not glosses("Frobnicate")
+    bar = lib.get("View › Statusbar")
+    assert set(glosses("Statusbar")) <= set(phrases(bar))
+    assert not any("line" in words for words, _, _ in _label_sets("Statusbar"))
+    r = Retriever(lib)
+    best = r.rank(["show me which line and column the cursor is on, at the bottom"])[0][0]
+    assert best.skill.name == "View › Statusbar"
+    r.refresh()
+    numbers = r.rank(["show line numbers"])[0][0]
+    assert numbers.skill.name == "View › Line Numbers"
+
+
+def test_a_value_announced_as_one_is_not_matched_as_a_word_of_the_request():
+    """'look for the word invoice': 'invoice' is what to look for, not a word a control's text should have;
+    'the word wrap' names a control and stays."""
+    from skills.intent import retrieval_text
+
+    assert "invoice" not in retrieval_text(clause("look for the word invoice in here"))
+    assert "notes" not in retrieval_text(clause("save it as a file called notes"))
+    assert retrieval_text(clause("turn on the word wrap")) == "turn on the word wrap"
