@@ -101,3 +101,16 @@ def test_a_modes_keys_are_the_paths_effect_though_the_menu_hid_them():
     new = obs(*menus, seven, sin)
     effs = skill_effects(start, pre, new, item.signature)
     assert [e.name for e in effs] == ["sin"] and all(e.inherited for e in effs)
+
+
+def test_a_time_of_day_in_a_text_effect_is_a_clock_not_a_different_effect():
+    """'Paste Date and Time' writes another time on every replay: the effect holds with any time of day,
+    not with another date, and not on the untouched document."""
+    doc = [*WIN, "scroll pane:"]
+    a = obs(el("text", "", value="", path=doc))
+    b = obs(el("text", "", value="Nov 27, 2026, 19:34:57", path=doc))
+    [eff] = diff_effects(a, b)
+    assert eff.kind == "text" and eff.check(b) is None
+    assert eff.check(obs(el("text", "", value="Nov 27, 2026, 19:35:03", path=doc))) is None
+    assert eff.check(obs(el("text", "", value="Nov 28, 2026, 19:35:03", path=doc))) is not None
+    assert eff.check(a) is not None
