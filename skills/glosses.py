@@ -120,6 +120,30 @@ GLOSSES: list[tuple[str, tuple[str, ...]]] = [
     (r"functions?", ("the keys for functions such as square root and powers",)),
     (r"standard|arithmetic", ("the keys for adding, subtracting, multiplying and dividing",)),
     (r"constants?", ("physical and mathematical constants such as pi",)),
+    # -- calculator keys (the symbols any calculator's keypad uses) -------------------------------------
+    (r"\.|,|dec(imal)? point", ("the decimal point key", "a dot before the fractional digits")),
+    (r"\+/-|±|neg|chs|change sign", ("change the sign of the number", "make the number negative")),
+    (r"=|equals?", ("work out the answer", "show the result of the sum")),
+    (r"<-|←|bksp|backspace|del", ("delete the last digit typed", "backspace one digit")),
+    (r"ac|all clear", ("clear everything and start again from zero",)),
+    (r"c|ce|clear( entry)?", ("clear the display", "wipe out the current number")),
+    (r"%|percent", ("work out a percentage",)),
+    (r"sqrt|√|√x", ("take the square root of the number",)),
+    (r"x\^2|x²|sqr", ("square the number, times itself",)),
+    (r"x\^y|y\^x|x\^n|pow", ("raise a number to a power",)),
+    (r"1/x|reciprocal", ("one divided by the number",)),
+    (r"n!|x!|fact(orial)?", ("the factorial of the number",)),
+    (r"mod", ("the remainder after dividing",)),
+    (r"\+|plus|add", ("add two numbers together",)),
+    (r"-|−|minus|sub(tract)?", ("subtract one number from another",)),
+    (r"\*|×|times|mul(tiply)?", ("multiply two numbers",)),
+    (r"/|÷|div(ide)?", ("divide one number by another",)),
+    (r"ln", ("the natural logarithm, base e",)),
+    (r"log", ("the logarithm in base 10",)),
+    (r"pi|π", ("the number pi, 3.14159",)),
+    (r"ee|exp", ("enter an exponent of ten, scientific notation",)),
+    (r"ms|m\+|m-|mr|mc", ("store a number in memory or recall it",)),
+    (r"\(|\)", ("a bracket to group part of a calculation",)),
 ]
 
 _COMPILED = [(re.compile(rf"(?:{p})", re.IGNORECASE), phrases) for p, phrases in GLOSSES]
@@ -127,5 +151,6 @@ _COMPILED = [(re.compile(rf"(?:{p})", re.IGNORECASE), phrases) for p, phrases in
 
 def glosses(label: str) -> list[str]:
     """What the command a control's label names does, in plain words (empty for an unknown label)."""
-    low = " ".join(label.lower().replace("_", "").rstrip(".…").split())
+    low = " ".join(label.lower().replace("_", "").split())
+    low = low.rstrip(".…") or low  # "Preferences..." is Preferences; a keypad's "." stays itself
     return [g for rx, phrases in _COMPILED if rx.fullmatch(low) for g in phrases]

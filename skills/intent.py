@@ -17,7 +17,7 @@ from skills.skill_text import app_as_word, kind_of, label_of, toggle_target
 
 Polarity = Literal["on", "off"] | None
 QUOTED = re.compile(r'"([^"]*)"|“([^”]*)”|(?<![\w])\'([^\']*)\'(?![\w])')
-NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
+NUMBER = re.compile(r"(?<![\w.-])-?\d+(?:\.\d+)?(?![\w.])")  # not the 16 of "UTF-16"
 # Where one intent ends and the next begins. A strong break ("and then", "; ", "after that") always
 # separates intents; a weak one ("and", a comma) only between imperative clauses ("turn on X and Y",
 # "show X, open Y"), not inside a description ("the line and column I'm on", "for opening and saving").
@@ -174,11 +174,32 @@ _NAMED_VALUE = re.compile(r"\b((?:look(?:ing)? for|search(?:ing)? for|find|locat
                           r"named|saying)\s+[\w'-]+", re.IGNORECASE)
 
 
-def retrieval_text(c: Clause, app: str = "") -> str:
-    """The clause as the retriever should see it: quoted values, numbers, a value announced as one ("the
-    word invoice"), politeness and the app's own name taken out ("could you open mousepad's settings
-    please" -> "open settings")."""
-    text = _NAMED_VALUE.sub(r"\1", NUMBER.sub(" ", QUOTED.sub(" ", c.text)))
+# A wish with its own subject is the request ("I want to turn some things off"), not a remark about it
+_WISH = re.compile(r"^(?:i|we)(?:'d| would)? (?:want|need(?! (?:it|this|that)\b)|like|wish|rather|prefer)\b|^i'd\b",
+                   re.IGNORECASE)
+_BACK_REFERENCE = re.compile(r"\b(?:that|those|these|them|they)\b", re.IGNORECASE)  # "take that group off"
+_REMARK_BREAK = re.compile(r"(?<=[.?!])\s+|,\s+(?=" + _SUBJECT.pattern[1:] + r")", re.IGNORECASE)
+
+
+def without_remarks(text: str) -> str:
+    """The request less its remarks: a sentence, or a piece after a comma, that starts with its own subject
+    and is no wish ("which release is this? I need it for a bug report", "hide the clear keys, I keep
+    hitting them"): it says why, not what. A request that is all remarks, or that points back into a remark
+    ("I never use the clear keys. Take that group off"), is kept whole."""
+    pieces = _REMARK_BREAK.split(text.strip())
+    kept = [p for p in pieces if not (_SUBJECT.match(p.strip()) and not _WISH.match(p.strip()))]
+    if not kept or len(kept) == len(pieces) or any(_BACK_REFERENCE.search(p) for p in kept):
+        return text  # all remarks, none, or the request points back into one ("take that group off")
+    return " ".join(kept)
+
+
+def retrieval_text(c: Clause, app: str = "", names: frozenset[str] = frozenset()) -> str:
+    """The clause as the retriever should see it: remarks, quoted values, numbers, a value announced as
+    one ("the word invoice"), politeness and the app's own name taken out ("could you open mousepad's
+    settings please" -> "open settings"). A number in `names` is a control's whole name (a keypad's "7",
+    a radio item "4"): it stays ("press 7")."""
+    text = NUMBER.sub(lambda m: m.group() if m.group() in names else " ", QUOTED.sub(" ", without_remarks(c.text)))
+    text = _NAMED_VALUE.sub(r"\1", text)
     text = _FILLER_END.sub("", _FILLER.sub("", text.strip()))
     return " ".join(app_as_word(text, app).split()) or c.text
 

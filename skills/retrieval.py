@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from skills import wordnet
+from skills.intent import NUMBER
 from skills.library import STOP_WORDS, tokenize
 from skills.skill_text import aliases, document, phrases, synonyms, ui_path
 
@@ -167,6 +168,7 @@ class Retriever:
             self.phrases = [phrases(s) for s in self.skills]
             self.apps = sorted({s.app for s in self.skills if s.app})
             self.and_phrases = _and_phrases(self.skills)
+            self.number_names = frozenset(p[-1] for s in self.skills if (p := ui_path(s)) and NUMBER.fullmatch(p[-1]))
             self.vecs = None
             self._gen = gen
         if need_vectors and self.vecs is None:

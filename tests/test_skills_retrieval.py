@@ -12,7 +12,7 @@ import pytest
 from cua.agent.boundary import boundary_of, decide_request
 from cua.agent.calibrate import DevRequest, calibrate, covered, expected_skill, verdict
 from skills.embed import embedder
-from skills.intent import bind_values, clause, polarity, splits, with_polarity
+from skills.intent import bind_values, clause, polarity, retrieval_text, splits, with_polarity
 from skills.library import SkillLibrary, tokenize
 from skills.retrieval import Retriever
 from skills.skill import Skill, SkillParam, SkillStep
@@ -433,3 +433,54 @@ def test_a_value_announced_as_one_is_not_matched_as_a_word_of_the_request():
     assert "invoice" not in retrieval_text(clause("look for the word invoice in here"))
     assert "notes" not in retrieval_text(clause("save it as a file called notes"))
     assert retrieval_text(clause("turn on the word wrap")) == "turn on the word wrap"
+
+
+def test_a_number_that_is_a_controls_whole_name_names_it(tmp_path):
+    """A keypad's "7" and a radio item "4" are named by the request's number ("press 7", "punch in a 6",
+    "set the tab width to 4"): the number stays in what the retriever reads. A number no control is
+    called ("go to line 212") is still a value, taken out and left unused by a skill that takes none; a
+    request that asks for more than the key ("what is 3 squared") is not that key."""
+    from skills.effects import Effect
+    from skills.skill import Condition
+
+    lib = SkillLibrary(tmp_path / "keys.db")
+
+    def key(label: str, path: list[str] | None = None, role: str = "push button") -> Skill:
+        skill = Skill(name=" › ".join(path or [label]), app="calc", status="verified",
+                      steps=[SkillStep(action={"kind": "click", "target": {"text": label}})],
+                      extra={"role": role, "ui_path": path or [label]},
+                      postcondition=Condition(effects=[Effect(kind="text", name="display", before="0", after=label)]))
+        return lib.add(skill)
+
+    for d in "0123456789":
+        key(d)
+    key("=")
+    for n in ("2", "4", "8"):
+        key(n, ["Document", "Tab Size", n], "radio menu item")
+    lib.add(Skill(name="Search › Go to...", app="calc", status="verified", extra={"ui_path": ["Search", "Go to..."]},
+                  steps=[SkillStep(action={"kind": "click", "target": {"text": "Go to..."}})]))
+    bound = {"threshold": 0.55, "margin": 0.03, "w": 0.6}
+    assert decide_request("press 7", lib, False, bound=bound).skill.name == "7"
+    assert decide_request("punch in a 6 for me", lib, False, bound=bound).skill.name == "6"
+    assert decide_request("set the tab width to 4", lib, False, bound=bound).skill.name == "Document › Tab Size › 4"
+    # an operation on the number is not the key alone
+    assert decide_request("what is 3 squared", lib, False, bound=bound).kind == "outside"
+    assert decide_request("calculate the cube of 3", lib, False, bound=bound).kind == "outside"
+    far = decide_request("take me to line 212", lib, False, bound=bound)
+    assert far.kind == "outside" and "'212'" in far.reason
+    lib.close()
+
+
+def test_a_remark_with_its_own_subject_is_left_out_of_what_is_matched():
+    """A sentence or a comma piece that starts with its own subject and is no wish says why, not what."""
+    from skills.intent import without_remarks
+
+    assert without_remarks("Which release is this? I need it for a bug report.") == "Which release is this?"
+    assert without_remarks("Hide the clear keys, I keep hitting them by accident.") == "Hide the clear keys"
+    assert without_remarks("Get me to line 88, that's where the error is.") == "Get me to line 88"
+    # a wish is the request; a request that is all remarks is kept whole
+    assert without_remarks("Where are the settings? I want to turn some things off.").endswith("things off.")
+    assert without_remarks("I need a paper copy of this page.") == "I need a paper copy of this page."
+    assert "bug report" not in retrieval_text(clause("Which release is this? I need it for a bug report."))
+    assert without_remarks("I never use the clear keys. Take that group off the keypad.").startswith("I never")
+    assert without_remarks("I need sine and cosine. Show those keys.").startswith("I need sine")

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from skills import wordnet
-from skills.intent import bind_values, is_toggle, retrieval_text, splits, strip_verb, wants_flip
+from skills.intent import NUMBER, bind_values, is_toggle, retrieval_text, splits, strip_verb, wants_flip
 from skills.intent import clause as parse_clause
 from skills.library import skill_search_text, tokenize
 from skills.retrieval import Candidate, Retriever
@@ -337,6 +337,23 @@ def _unverified_rival(cands: list[Any], best: Any) -> Any:
     return None
 
 
+# Words for pressing a key or picking a value: with these (or none), a number that is a control's whole
+# name asks for that control
+_KEY_WORDS = set(tokenize("press push hit tap punch click type enter input key button digit number keypad in "
+                          "set use make change switch put select choose pick turn want"))
+
+
+def _more_than_a_key(c: Any, skill: Any) -> bool:
+    """The skill is a key named by a number ("7", "Tab Size › 4"), and the clause asks for more than that
+    key: "what is 3 squared", "the cube of 3" name an operation on 3, not the key 3 alone."""
+    label = _last_label(skill)
+    if not NUMBER.fullmatch(label):
+        return False
+    words = set(tokenize(retrieval_text(c))) - _KEY_WORDS - {label}
+    known = f"{skill_search_text(skill)} {' '.join(synonyms(p) for p in ui_path(skill))}"
+    return bool(words - set(tokenize(known)))
+
+
 _TYPING = re.compile(r"\b(?:type|typing|enter|write|fill|input)\b", re.IGNORECASE)
 
 
@@ -371,6 +388,7 @@ def judge(text: str, cands: list[Any], bound: dict[str, Any], app: str = "") -> 
         usable = [x for x in usable if not _types_sample(x.skill)]  # app ("Replace › type text")
     if c.polarity == "off":  # "take the clear keys off the keypad": not a key, whose click only changes a value
         usable = [x for x in usable if _can_turn_off(x.skill)]
+    usable = [x for x in usable if not _more_than_a_key(c, x.skill)]
     if not _MENU_WORD.search(text):  # opening a menu is hardly ever what a request is for
         usable = [x for x in usable if kind_of(x.skill) != "menu"]
     members: dict[str, list[Any]] = {}
@@ -425,7 +443,8 @@ def read_request(task: str, library: Any, method: str = "fused",
     readings = [[task]] + splits(task, keep=retriever.and_phrases)
     texts = [t for r in readings for t in r]
     app = retriever.apps[0] if len(retriever.apps) == 1 else ""
-    ranked = retriever.rank([retrieval_text(parse_clause(t), app) for t in texts], method=method, w=bound["w"])
+    ranked = retriever.rank([retrieval_text(parse_clause(t), app, retriever.number_names) for t in texts],
+                            method=method, w=bound["w"])
     by_text = dict(zip(texts, ranked))
     whole = judge(task, by_text[task], bound, app)
     choice = [whole]
