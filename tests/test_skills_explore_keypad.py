@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import pytest
 
+from cua.agent.boundary import Call, Decision
+from cua.agent.skill_calls import run_calls
 from cua.env import make_env
 from skills.explorer import Budget, Explorer
+from skills.effects import element_text, slots
 from skills.graph import UIGraph
 from skills.library import SkillLibrary
 from skills.profile import load_profile
@@ -66,3 +69,16 @@ def test_keypad_skill_replays_and_its_effect_is_checked(explored):
     assert res.ok, res.error
     res = run_skill(lib.get("8"), env, library=lib)  # the display now reads 78, not 8: the effect check fails
     assert not res.ok and "78" in res.error
+
+
+def test_a_key_after_an_entered_value_runs_its_own_step(explored):
+    """'Enter 8 and then a 0': the 0 key was explored after a sample value ("7 › 0"); after the request's
+    own 8 it runs alone, and the display must read 80, not 8 with the sample's digits appended."""
+    env, lib, _ = explored
+    [zero] = [s for s in lib.list() if s.name.endswith(" › 0")]
+    env.reset()
+    outcome, message = run_calls(Decision(kind="skill", calls=[Call(lib.get("8")), Call(zero)]), env, lib)
+    assert outcome == "success", message
+    [eff] = [e for e in zero.postcondition.effects if e.kind == "text"]
+    assert element_text(slots(env.observe())[eff.slot]) == "80"
+    assert "own step" in message

@@ -7,6 +7,10 @@ menu item that exposes no state is judged by its visible effect instead: "show t
 the skill's effect (the status bar) is already on screen does nothing; "hide it" runs the skill only
 when the effect is there, then checks that it is gone. "Off" for a skill whose effect cannot be seen
 stops with a message rather than flipping it blind.
+
+A keypad key explored with a sample value before it ("7 › sqrt": the 7 only made the square root
+visible) runs its own step alone when an earlier call of the request entered the value ("enter 9 and
+then take the square root"): its display must change, not reach the sample's result.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from cua.agent.boundary import Call, Decision
 from cua.agent.executor import Executor
 from cua.agent.replies import PlanStep
 from skills.intent import is_toggle, with_polarity
+from skills.effects import element_text, slots
 from skills.graph import state_key
 from skills.runner import condition_problems
 from skills.skill import Condition
@@ -48,6 +53,28 @@ def visible_effect(skill: Any) -> Condition | None:
 
 def _in_state(skill: Any, obs: Any) -> bool:
     return bool(skill.postcondition.state_key) and state_key(obs).abstract == skill.postcondition.state_key
+
+
+def own_part(skill: Any, obs: Any) -> Any | None:
+    """The skill without its sample-value prefix, when that prefix only set a value on the screen its
+    own step acts on (found in the start state, nothing following it) and the step's control is shown
+    now; its display effects become "changes" (checked by `changed_text`). None otherwise."""
+    own, follow = int(skill.extra.get("own_steps", len(skill.steps))), int(skill.extra.get("follow", 0))
+    target = skill.steps[-1].action.get("target") or {}
+    if (own >= len(skill.steps) or follow or skill.extra.get("state") != skill.preconditions.state_key
+            or obs.by_signature(target.get("signature", "")) is None):
+        return None
+    post = skill.postcondition
+    return skill.model_copy(update={"steps": skill.steps[-own:], "postcondition": post.model_copy(update={
+        "effects": [e for e in post.effects if e.kind != "text"], "state_key": None})})
+
+
+def changed_text(skill: Any, before: Any, after: Any) -> str:
+    """What of a skill's display effects did not change between two observations ('' when all did)."""
+    old, new = slots(before), slots(after)
+    same = [e.name or e.role for e in skill.postcondition.effects if e.kind == "text" and e.slot in old
+            and e.slot in new and element_text(old[e.slot]) == element_text(new[e.slot])]
+    return f"{', '.join(same)} did not change" if same else ""
 
 
 def prepare(call: Call, env: Any) -> tuple[Any | None, str]:
@@ -97,8 +124,14 @@ def run_calls(decision: Decision, env: Any, library: Any, grounder: Any = None) 
         if skill is None:
             done.append(f"{desc}: {note}")
             continue
+        before = env.observe() if done else None
+        part = own_part(skill, before) if before is not None else None
+        if part is not None:
+            skill, note = part, note or "its own step, on the value already entered"
         outcome = Executor(env, _Overlay(library, skill), grounder=grounder).run_skill(
             PlanStep(skill=skill.name, args=call.args))
+        if outcome.ok and part is not None and (unchanged := changed_text(call.skill, before, env.observe())):
+            outcome.ok, outcome.error = False, unchanged
         if outcome.ok and note.startswith("turn off: the screen") and _in_state(call.skill, env.observe()):
             outcome.ok, outcome.error = False, "the screen is still the one the skill turns on"
         if not outcome.ok:
