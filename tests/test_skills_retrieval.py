@@ -414,6 +414,8 @@ def test_a_commands_plain_description_brings_a_wording_without_its_label_to_it(l
 
     assert glosses("Statusbar") and glosses("Status Bar") == glosses("Statusbar")
     assert glosses("Preferences...") and not glosses("Frobnicate")
+    # a calculator key is glossed by its symbol; a dialog's Add or Clear button means something else
+    assert glosses("+") and glosses("C") and not glosses("Add") and not glosses("Clear")
     bar = lib.get("View › Statusbar")
     assert set(glosses("Statusbar")) <= set(phrases(bar))
     assert not any("line" in words for words, _, _ in _label_sets("Statusbar"))
