@@ -464,6 +464,7 @@ def test_a_number_that_is_a_controls_whole_name_names_it(tmp_path):
     bound = {"threshold": 0.55, "margin": 0.03, "w": 0.6}
     assert decide_request("press 7", lib, False, bound=bound).skill.name == "7"
     assert decide_request("punch in a 6 for me", lib, False, bound=bound).skill.name == "6"
+    assert decide_request("punch in a nine", lib, False, bound=bound).skill.name == "9"  # a digit said as a word
     assert decide_request("set the tab width to 4", lib, False, bound=bound).skill.name == "Document › Tab Size › 4"
     # an operation on the number is not the key alone
     assert decide_request("what is 3 squared", lib, False, bound=bound).kind == "outside"

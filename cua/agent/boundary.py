@@ -349,7 +349,7 @@ def _more_than_a_key(c: Any, skill: Any) -> bool:
     label = _last_label(skill)
     if not NUMBER.fullmatch(label):
         return False
-    words = set(tokenize(retrieval_text(c))) - _KEY_WORDS - {label}
+    words = set(tokenize(retrieval_text(c, names=frozenset({label})))) - _KEY_WORDS - {label}
     known = f"{skill_search_text(skill)} {' '.join(synonyms(p) for p in ui_path(skill))}"
     return bool(words - set(tokenize(known)))
 
