@@ -197,12 +197,23 @@ def without_remarks(text: str) -> str:
     return " ".join(kept)
 
 
+# "..., not another tab", "(no replacing, just looking)": what the request does not want, set against
+# what it does; a "no X" that is the request itself ("a minimal look: no menus") is not after a comma
+_CONTRAST = re.compile(r"(?:,|\()\s*(?:but\s+)?(?:not|no)\b[^,;.!?)]*\)?", re.IGNORECASE)
+
+
+def without_contrast(text: str) -> str:
+    """The request less what it sets aside ("open a separate window, not another tab" -> "open a
+    separate window"), unless nothing else is left."""
+    return _CONTRAST.sub(" ", text).strip() or text
+
+
 def retrieval_text(c: Clause, app: str = "", names: frozenset[str] = frozenset()) -> str:
     """The clause as the retriever should see it: remarks, quoted values, numbers, a value announced as
     one ("the word invoice"), politeness and the app's own name taken out ("could you open mousepad's
-    settings please" -> "open settings"). A number in `names` is a control's whole name (a keypad's "7",
+    settings please" -> "open settings"), and what it sets aside ("..., not another tab"). A number in `names` is a control's whole name (a keypad's "7",
     a radio item "4"): it stays ("press 7"), and so does such a number said as a word ("a nine" -> "a 9")."""
-    text = NUMBER.sub(lambda m: m.group() if m.group() in names else " ", QUOTED.sub(" ", without_remarks(c.text)))
+    text = NUMBER.sub(lambda m: m.group() if m.group() in names else " ", QUOTED.sub(" ", without_contrast(without_remarks(c.text))))
     text = _DIGIT_WORD.sub(lambda m: d if (d := _DIGIT_WORDS[m.group().lower()]) in names else m.group(), text)
     text = _NAMED_VALUE.sub(r"\1", text)
     text = _FILLER_END.sub("", _FILLER.sub("", text.strip()))

@@ -487,3 +487,15 @@ def test_a_remark_with_its_own_subject_is_left_out_of_what_is_matched():
     assert "bug report" not in retrieval_text(clause("Which release is this? I need it for a bug report."))
     assert without_remarks("I never use the clear keys. Take that group off the keypad.").startswith("I never")
     assert without_remarks("I need sine and cosine. Show those keys.").startswith("I need sine")
+
+
+
+def test_what_a_request_sets_aside_is_left_out_of_what_is_matched():
+    """"..., not another tab" and "(no replacing, just looking)" name what is not wanted: left out of what
+    is matched. A "no X" that is the request itself ("a minimal look: no menus") stays."""
+    from skills.intent import without_contrast
+
+    assert without_contrast("open a separate editor window, not another tab") == "open a separate editor window"
+    assert "replac" not in without_contrast("bring up the search box (no replacing, just looking)")
+    assert without_contrast("a minimal look: no menus across the top") == "a minimal look: no menus across the top"
+    assert "tab" not in retrieval_text(clause("open a separate editor window, not another tab"))
