@@ -19,8 +19,8 @@ Polarity = Literal["on", "off"] | None
 QUOTED = re.compile(r'"([^"]*)"|“([^”]*)”|(?<![\w])\'([^\']*)\'(?![\w])')
 NUMBER = re.compile(r"(?<![\w.-])-?\d+(?:\.\d+)?(?![\w.])")  # not the 16 of "UTF-16"
 # A digit said as a word ("punch in a nine"); "one" is left alone, being mostly a pronoun ("a different one")
-_DIGIT_WORDS = {w: str(i) for i, w in enumerate("zero - two three four five six seven eight nine ten".split())
-                if w != "-"}
+_DIGIT_WORDS = {w: str(i) for i, w in enumerate("zero one two three four five six seven eight nine ten".split())
+                if w != "one"}
 _DIGIT_WORD = re.compile(rf"\b({'|'.join(_DIGIT_WORDS)})\b", re.IGNORECASE)
 # Where one intent ends and the next begins. A strong break ("and then", "; ", "after that") always
 # separates intents; a weak one ("and", a comma) only between imperative clauses ("turn on X and Y",
@@ -211,9 +211,11 @@ def without_contrast(text: str) -> str:
 def retrieval_text(c: Clause, app: str = "", names: frozenset[str] = frozenset()) -> str:
     """The clause as the retriever should see it: remarks, quoted values, numbers, a value announced as
     one ("the word invoice"), politeness and the app's own name taken out ("could you open mousepad's
-    settings please" -> "open settings"), and what it sets aside ("..., not another tab"). A number in `names` is a control's whole name (a keypad's "7",
-    a radio item "4"): it stays ("press 7"), and so does such a number said as a word ("a nine" -> "a 9")."""
-    text = NUMBER.sub(lambda m: m.group() if m.group() in names else " ", QUOTED.sub(" ", without_contrast(without_remarks(c.text))))
+    settings please" -> "open settings"), and what it sets aside ("..., not another tab"). A number in
+    `names` is a control's whole name (a keypad's "7", a radio item "4"): it stays ("press 7"), and so
+    does such a number said as a word ("a nine" -> "a 9")."""
+    text = QUOTED.sub(" ", without_contrast(without_remarks(c.text)))
+    text = NUMBER.sub(lambda m: m.group() if m.group() in names else " ", text)
     text = _DIGIT_WORD.sub(lambda m: d if (d := _DIGIT_WORDS[m.group().lower()]) in names else m.group(), text)
     text = _NAMED_VALUE.sub(r"\1", text)
     text = _FILLER_END.sub("", _FILLER.sub("", text.strip()))

@@ -20,9 +20,9 @@ from typing import Any
 from cua.agent.boundary import Call, Decision
 from cua.agent.executor import Executor
 from cua.agent.replies import PlanStep
-from skills.intent import is_toggle, with_polarity
 from skills.effects import element_text, slots
 from skills.graph import state_key
+from skills.intent import is_toggle, with_polarity
 from skills.runner import condition_problems
 from skills.skill import Condition
 
