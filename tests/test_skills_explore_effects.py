@@ -114,3 +114,15 @@ def test_a_time_of_day_in_a_text_effect_is_a_clock_not_a_different_effect():
     assert eff.check(obs(el("text", "", value="Nov 27, 2026, 19:35:03", path=doc))) is None
     assert eff.check(obs(el("text", "", value="Nov 28, 2026, 19:35:03", path=doc))) is not None
     assert eff.check(a) is not None
+
+
+def test_a_key_run_alone_must_change_its_display_and_keep_it_on_screen():
+    """cua.agent.skill_calls.changed_text: the check on a key run without its sample value."""
+    from cua.agent.skill_calls import changed_text
+
+    shows = [el("push button", "sqrt"), el("label", "9", path=[*WIN, "panel:display"])]
+    eff = diff_effects(obs(*shows), obs(shows[0], el("label", "3", path=[*WIN, "panel:display"])))[0]
+    key = Skill(name="7 › sqrt", app="calc", postcondition=Condition(effects=[eff]))
+    assert changed_text(key, obs(*shows), obs(shows[0], el("label", "3", path=[*WIN, "panel:display"]))) == ""
+    assert changed_text(key, obs(*shows), obs(*shows)) == "display did not change"
+    assert changed_text(key, obs(*shows), obs(shows[0])) == "display is not on screen"

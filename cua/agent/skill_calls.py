@@ -70,11 +70,16 @@ def own_part(skill: Any, obs: Any) -> Any | None:
 
 
 def changed_text(skill: Any, before: Any, after: Any) -> str:
-    """What of a skill's display effects did not change between two observations ('' when all did)."""
+    """What of a skill's display effects did not change between two observations, or is gone from the
+    screen after them ('' when every one changed)."""
     old, new = slots(before), slots(after)
-    same = [e.name or e.role for e in skill.postcondition.effects if e.kind == "text" and e.slot in old
-            and e.slot in new and element_text(old[e.slot]) == element_text(new[e.slot])]
-    return f"{', '.join(same)} did not change" if same else ""
+    out = []
+    for e in (e for e in skill.postcondition.effects if e.kind == "text"):
+        if e.slot not in new:
+            out.append(f"{e.name or e.role} is not on screen")
+        elif e.slot in old and element_text(old[e.slot]) == element_text(new[e.slot]):
+            out.append(f"{e.name or e.role} did not change")
+    return "; ".join(out)
 
 
 def prepare(call: Call, env: Any) -> tuple[Any | None, str]:
