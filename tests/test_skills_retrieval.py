@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from cua.agent.boundary import boundary_of, decide_request
-from cua.agent.calibrate import DevRequest, calibrate, covered, expected_skill, verdict
+from cua.agent.boundary import DEFAULT_BOUNDARY
+from cua.agent.calibrate import DevRequest, calibrate, choose, covered, expected_skill, verdict
 from skills.embed import embedder
 from skills.intent import bind_values, clause, polarity, retrieval_text, splits, with_polarity
 from skills.library import SkillLibrary, tokenize
@@ -114,6 +115,17 @@ def test_calibration_stores_a_threshold_that_separates_the_dev_set(lib):
     assert boundary_of(lib)["threshold"] == bound["threshold"] and boundary_of(lib)["calibrated"]
     assert bound["dev"]["wrong"] == 0 and bound["dev"]["right"] == 2 and bound["curve"]
     assert all(verdict(r, decide_request(r.text, lib, False), lib) in ("right", "refused") for r in dev)
+
+
+def test_calibration_moves_the_threshold_from_the_default_only_when_the_dev_set_gains_more_than_it_moves():
+    """One more right run on a small dev set does not pull the threshold 0.16 below the default (a point
+    that later ran 4 more wrong skills on galculator); a gain larger than the move does."""
+    d = {k: DEFAULT_BOUNDARY[k] for k in ("w", "margin", "gap_weight")}
+    rows = [{**d, "threshold": 0.46, "right": 14, "wrong": 0}, {**d, "threshold": 0.62, "right": 13, "wrong": 0},
+            {**d, "threshold": 0.7, "right": 13, "wrong": 0}]
+    assert choose(rows)["threshold"] == DEFAULT_BOUNDARY["threshold"] == 0.62
+    rows[0]["right"] = 23
+    assert choose(rows)["threshold"] == 0.46
 
 
 def test_a_skill_reached_through_another_control_covers_what_it_ends_with(tmp_path):
