@@ -79,14 +79,16 @@ def kind_of(skill: Any) -> str:
     """toggle | radio | dialog | menu | button | field | command: how people talk about the control."""
     role = str(skill.extra.get("role", "")).lower()
     effects = getattr(skill.postcondition, "effects", []) or []
-    if any(e.kind == "window_opened" for e in effects) or dialog_title(skill):
+    effects = [e for e in effects if not e.inherited] or effects  # the control's own, not its path's
+    opens_menu = any(e.kind == "menu_opened" for e in effects)  # a menu of a window the path opened
+    if any(e.kind == "window_opened" for e in effects) or (dialog_title(skill) and not opens_menu):
         return "dialog"
     if any(e.kind == "state" and e.state in ("checked", "pressed") for e in effects) or (
             any(t in role for t in TOGGLE_ROLES) and "toggle button" not in role):  # a key that never stays
         return "toggle"  # down (a keypad's toggle button) is a button
     if "radio" in role or "page tab" in role:
         return "radio"
-    if role in ("menu",) or any(e.kind == "menu_opened" for e in effects) or _opens_menu(skill):
+    if role in ("menu",) or opens_menu or _opens_menu(skill):
         return "menu"
     if skill.parameters:
         return "field"

@@ -217,6 +217,22 @@ def test_a_toggle_button_that_never_stays_down_is_a_button():
     assert kind_of(skill("check box", display)) == "toggle"
 
 
+def test_a_menu_opened_in_a_window_its_path_opened_is_a_menu_not_a_dialog():
+    """featherpad's *Detach Tab* opens a second window, whose *Options* menu exploration then opened: the
+    window is the path's effect, the menu the control's own. Read as a dialog, it tied with *Options ›
+    Preferences* on "take me to the editor's settings" (menus are left out unless a request says menu)."""
+    from skills.effects import Effect
+
+    skill = Skill(name="File › New › File › Detach Tab › Options", app="a", steps=[SkillStep(action={"kind": "click"})],
+                  extra={"role": "menu item"}, postcondition={"effects": [
+                      Effect(kind="menu_opened", signature="m", name="Options"),
+                      Effect(kind="window_opened", signature="w", name="Untitled", inherited=True)]})
+    assert kind_of(skill) == "menu"
+    own = skill.model_copy(update={"postcondition": skill.postcondition.model_copy(update={"effects": [
+        Effect(kind="window_opened", signature="w", name="Preferences")]})})
+    assert kind_of(own) == "dialog"
+
+
 def test_wordnet_synonyms_join_a_request_word_to_a_label_word():
     """WordNet (Debian's wordnet-base, installed by `make setup`) joins words that share one of their
     most common senses, and only those."""
