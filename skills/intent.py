@@ -32,6 +32,11 @@ _WEAK = re.compile(r"(\s*(?:,\s*and\b|\band\b|,)\s*)", re.IGNORECASE)
 # bar, I just want the keypad"), not another item of an imperative list
 _SUBJECT = re.compile(r"^(?:i|i'm|i've|i'd|i'll|we|we're|it|it's|its|they|they're|this is|that is|that's)\b",
                       re.IGNORECASE)
+# A piece after a weak break that starts with a preposition places or qualifies the one before it ("put the
+# icons, like save and open, across the top"), and an example list is one phrase ("like save and open")
+_PLACE = re.compile(r"^(?:across|along|at|above|below|beneath|under|over|on|onto|in|into|inside|next to|beside|"
+                    r"near|to|from|with|without|by|for|down|up)\b", re.IGNORECASE)
+_EXAMPLES = re.compile(r"(?:,\s*like|,?\s*\b(?:such as|e\.g\.|including))\s+[^,;.!?()]*", re.IGNORECASE)
 # A piece after a weak break that starts like this is a subordinate clause of the one before it
 _SUBORDINATE = re.compile(r"(?:^|\s)(?:what|which|how|where|who|whom|whose|why|when|whether|if|that|so)\b", re.IGNORECASE)
 _VERB = re.compile(r"^(?:please\s+)?(turn on|turn off|switch on|switch off|switch to|show|hide|enable|disable|"
@@ -115,7 +120,7 @@ def splits(request: str, most: int = 3, keep: tuple[str, ...] = ()) -> list[list
         held.append(m.group(0))
         return f"\0{len(held) - 1}\0"
 
-    protected = QUOTED.sub(hold, request)
+    protected = _EXAMPLES.sub(hold, QUOTED.sub(hold, request))
     for phrase in sorted(keep, key=len, reverse=True):
         protected = re.sub(re.escape(phrase), hold, protected, flags=re.IGNORECASE)
     restore = re.compile(r"\0(\d+)\0")
@@ -123,7 +128,9 @@ def splits(request: str, most: int = 3, keep: tuple[str, ...] = ()) -> list[list
     fine = [p for s in strong for p in _weak_parts(s)]
     readings = []
     for parts in (strong, fine):
-        parts = [restore.sub(lambda m: held[int(m.group(1))], p).strip(" .") for p in parts]
+        for _ in range(2):  # an example list may hold a quoted value
+            parts = [restore.sub(lambda m: held[int(m.group(1))], p) for p in parts]
+        parts = [p.strip(" .") for p in parts]
         parts = [p for p in parts if _content(p)]  # not "please"
         if 2 <= len(parts) <= most and parts not in [r for r, _ in readings]:
             readings.append((parts, _carry_verb(parts)))
@@ -146,7 +153,7 @@ def _weak_parts(text: str) -> list[str]:
         bare = _content(piece)
         inside = _SUBORDINATE.search(_content(out[-1]), 1)  # "the strip that shows the line and column"
         if _VERB.match(bare) or (imperative and bare and not inside and not _SUBORDINATE.match(bare)
-                                 and not _SUBJECT.match(bare)):
+                                 and not _SUBJECT.match(bare) and not _PLACE.match(bare)):
             out.append(piece)
         else:
             out[-1] += sep + piece

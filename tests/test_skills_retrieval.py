@@ -373,6 +373,11 @@ def test_strong_breaks_split_first_and_a_plain_and_only_between_imperative_claus
     assert splits("Hide the menu bar please, I just want the keypad") == []
     assert splits("hide the toolbar, it's useless") == []
     assert splits("hide the toolbar, the statusbar") == [["hide the toolbar", "hide the statusbar"]]
+    # an example list is one phrase, and a piece that starts with a preposition places the one before it
+    assert splits("could you put the icon buttons, like save and open, across the top") == []
+    assert splits("put the icon buttons across the top, and the status bar") == [
+        ["put the icon buttons across the top", "put the status bar"]]
+    assert splits('search for "a", like "b" and "c", and turn on word wrap')[-1][-1] == "turn on word wrap"
     # the strong reading first, the finer one after it
     assert splits("show the find bar, and after that show the version and credits") == [
         ["show the find bar", "show the version and credits"],
