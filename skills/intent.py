@@ -199,6 +199,8 @@ def without_remarks(text: str) -> str:
     ("I never use the clear keys. Take that group off"), is kept whole."""
     pieces = _REMARK_BREAK.split(text.strip())
     kept = [p for p in pieces if not (_SUBJECT.match(p.strip()) and not _WISH.match(p.strip()))]
+    if any(_VERB.match(_content(p)) for p in kept):  # beside a command, a question only sets the scene
+        kept = [p for p in kept if not (p.rstrip().endswith("?") and not _VERB.match(_content(p)))] or kept
     if not kept or len(kept) == len(pieces) or any(_BACK_REFERENCE.search(p) for p in kept):
         return text  # all remarks, none, or the request points back into one ("take that group off")
     return " ".join(kept)

@@ -520,6 +520,9 @@ def test_a_remark_with_its_own_subject_is_left_out_of_what_is_matched():
     assert "bug report" not in retrieval_text(clause("Which release is this? I need it for a bug report."))
     assert without_remarks("I never use the clear keys. Take that group off the keypad.").startswith("I never")
     assert without_remarks("I need sine and cosine. Show those keys.").startswith("I need sine")
+    # beside a command, a question only sets the scene; a command put as a question is the command
+    assert without_remarks("Where do I tweak how it behaves? Open its settings window.") == "Open its settings window."
+    assert without_remarks("Can you open the settings?") == "Can you open the settings?"
 
 
 
