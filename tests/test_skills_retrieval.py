@@ -128,6 +128,21 @@ def test_calibration_moves_the_threshold_from_the_default_only_when_the_dev_set_
     assert choose(rows)["threshold"] == 0.46
 
 
+def test_a_request_for_a_place_to_type_in_is_not_a_setting_to_turn_on(tmp_path):
+    """"the box where I can type in a line number" names line numbers, but asks for a dialog: a toggle
+    (View › Line Numbers) is left out of its candidates, so Go to runs; "show line numbers" is unchanged."""
+    other = SkillLibrary(tmp_path / "p.db")
+    other.import_json(FIXTURE)
+    line = other.get("View › Line Numbers")
+    other.add(line.model_copy(update={"extra": {**line.extra, "role": "check menu item"}}))
+    other.record_run(line.name, True)
+    assert kind_of(other.get(line.name)) == "toggle"
+    box = decide_request("bring up the box where I can type in a line number and hop straight to it", other, False)
+    assert box.kind == "skill" and box.skill.name == "Search › Go to..."
+    assert decide_request("show line numbers", other, False).skill.name == line.name
+    other.close()
+
+
 def test_a_skill_reached_through_another_control_covers_what_it_ends_with(tmp_path):
     """Exploration may reach a control only from another state (galculator's angle units from scientific
     mode): that composite covers a request for the control, and running it is the right run."""

@@ -354,6 +354,9 @@ def _more_than_a_key(c: Any, skill: Any) -> bool:
     return bool(words - set(tokenize(known)))
 
 
+# A request for a place to do something in (a dialog, a panel) rather than for a setting
+_PLACE_TO_ACT = re.compile(r"\b(?:box|window|dialog|panel|pane|screen|form|prompt|pop-?up)\s+(?:where|in which|that "
+                           r"lets|which lets|to type|for typing)\b|\bwhatever lets me\b", re.IGNORECASE)
 _TYPING = re.compile(r"\b(?:type|typing|enter|write|fill|input)\b", re.IGNORECASE)
 
 
@@ -389,6 +392,8 @@ def judge(text: str, cands: list[Any], bound: dict[str, Any], app: str = "") -> 
     if c.polarity == "off":  # "take the clear keys off the keypad": not a key, whose click only changes a value
         usable = [x for x in usable if _can_turn_off(x.skill)]
     usable = [x for x in usable if not _more_than_a_key(c, x.skill)]
+    if _PLACE_TO_ACT.search(text):  # "the box where I type a line number": not a setting to turn on
+        usable = [x for x in usable if kind_of(x.skill) not in ("toggle", "radio")] or usable
     if not _MENU_WORD.search(text):  # opening a menu is hardly ever what a request is for
         usable = [x for x in usable if kind_of(x.skill) != "menu"]
     members: dict[str, list[Any]] = {}
