@@ -34,7 +34,7 @@ _SUBJECT = re.compile(r"^(?:i|i'm|i've|i'd|i'll|we|we're|it|it's|its|they|they'r
                       re.IGNORECASE)
 # A piece after a weak break that starts with a preposition places or qualifies the one before it ("put the
 # icons, like save and open, across the top"), and an example list is one phrase ("like save and open")
-_PLACE = re.compile(r"^(?:across|along|at|above|below|beneath|under|over|on|onto|in|into|inside|next to|beside|"
+_PREPOSITION = re.compile(r"^(?:across|along|at|above|below|beneath|under|over|on|onto|in|into|inside|next to|beside|"
                     r"near|to|from|with|without|by|for|down|up)\b", re.IGNORECASE)
 _EXAMPLES = re.compile(r"(?:,\s*like|,?\s*\b(?:such as|e\.g\.|including))\s+[^,;.!?()]*", re.IGNORECASE)
 # A piece after a weak break that starts like this is a subordinate clause of the one before it
@@ -153,7 +153,7 @@ def _weak_parts(text: str) -> list[str]:
         bare = _content(piece)
         inside = _SUBORDINATE.search(_content(out[-1]), 1)  # "the strip that shows the line and column"
         if _VERB.match(bare) or (imperative and bare and not inside and not _SUBORDINATE.match(bare)
-                                 and not _SUBJECT.match(bare) and not _PLACE.match(bare)):
+                                 and not _SUBJECT.match(bare) and not _PREPOSITION.match(bare)):
             out.append(piece)
         else:
             out[-1] += sep + piece
