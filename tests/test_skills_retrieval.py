@@ -143,6 +143,17 @@ def test_a_request_for_a_place_to_type_in_is_not_a_setting_to_turn_on(tmp_path):
     other.close()
 
 
+def test_off_for_a_skill_that_opens_a_dialog_is_refused(lib):
+    """Running a dialog's skill for "off" would open it, and finding it closed ("already off") would report
+    a success with nothing done (featherpad's fresh5: "Where are this program's settings? I want to turn
+    some things off" did exactly that); the request is refused, naming the dialog."""
+    d = decide_request("Where are the settings? I want to turn some things off.", lib, False)
+    assert d.kind == "outside" and "Edit › Preferences..." in d.reason and "opens a dialog" in d.reason
+    assert decide_request("hide the preferences", lib, False).kind == "outside"
+    assert decide_request("open the preferences", lib, False).skill.name == "Edit › Preferences..."
+    assert decide_request("hide the status bar", lib, False).calls[0].polarity == "off"
+
+
 def test_a_skill_reached_through_another_control_covers_what_it_ends_with(tmp_path):
     """Exploration may reach a control only from another state (galculator's angle units from scientific
     mode): that composite covers a request for the control, and running it is the right run."""

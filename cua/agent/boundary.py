@@ -525,6 +525,12 @@ def decide_request(task: str, library: Any, has_model: bool, method: str = "fuse
                                               "configured (--model none)", nearest=nearest,
                             explain=explain + [f"{unused[0]!r} would be left unused by {p.best.skill.name!r}"])
         pol = p.clause.polarity  # a typed toggle named without on/off words ("number the lines") means on
+        if pol == "off" and kind_of(p.best.skill) == "dialog":
+            # running it would open the dialog, and finding it closed ("already off") a false success
+            return Decision("outside", reason=f"{p.text!r} asks to turn something off, and its best skill "
+                            f"{p.best.skill.name!r} only opens a dialog (where that may be set); no known skill "
+                            "turns it off, and no model is configured (--model none)", nearest=nearest,
+                            explain=explain + [f"'off' for {p.best.skill.name!r}, which opens a dialog"])
         if pol is None and is_toggle(p.best.skill) and not wants_flip(p.text):
             pol = "on"
         if calls and calls[-1].skill.name == p.best.skill.name and calls[-1].args == args \
