@@ -48,7 +48,7 @@ _VERB = re.compile(r"^(?:please\s+)?(turn on|turn off|switch on|switch off|switc
                    re.IGNORECASE)
 _OFF = re.compile(r"\b(turn(?:ed)?\s+off|switch(?:ed)?\s+off|disable|hide|hidden|deactivate|get rid of|"
                   r"stop (?:showing|displaying|using)|(?:don't|do not|no longer) (?:show|display|want|need)|"
-                  r"no more|without|remove|take away|take off|take \w+(?: \w+)? off|never use|switch \w+(?: \w+)? off|turn \w+(?: \w+)? off|"
+                  r"no more|without|remove|take away|take off|take (?:\w+ ){1,5}off\b(?! to)|never use|switch \w+(?: \w+)? off|turn \w+(?: \w+)? off|"
                   r"make \w+(?: \w+)? (?:go away|disappear)|unset|uncheck|untick)\b", re.IGNORECASE)
 _ON = re.compile(r"\b(turn(?:ed)?\s+on|switch(?:ed)?\s+on|enable|show|display|activate|reveal|unhide|"
                  r"bring back|put on|switch \w+(?: \w+)? on|turn \w+(?: \w+)? on|i want to see|"
@@ -189,7 +189,7 @@ _NAMED_VALUE = re.compile(r"\b((?:look(?:ing)? for|search(?:ing)? for|find|locat
 _WISH = re.compile(r"^(?:i|we)(?:'d| would)? (?:want|need(?! (?:it|this|that)\b)|like|wish|rather|prefer)\b|^i'd\b",
                    re.IGNORECASE)
 _BACK_REFERENCE = re.compile(r"\b(?:that|those|these|them|they)\b", re.IGNORECASE)  # "take that group off"
-_REMARK_BREAK = re.compile(r"(?<=[.?!])\s+|,\s+(?=" + _SUBJECT.pattern[1:] + r")", re.IGNORECASE)
+_REMARK_BREAK = re.compile(r"(?<=[.?!])\s+|\s+[-–—]\s+|,\s+(?=" + _SUBJECT.pattern[1:] + r")", re.IGNORECASE)
 
 
 def without_remarks(text: str) -> str:

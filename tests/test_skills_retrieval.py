@@ -549,6 +549,10 @@ def test_a_remark_with_its_own_subject_is_left_out_of_what_is_matched():
     # beside a command, a question only sets the scene; a command put as a question is the command
     assert without_remarks("Where do I tweak how it behaves? Open its settings window.") == "Open its settings window."
     assert without_remarks("Can you open the settings?") == "Can you open the settings?"
+    # a dash sets off a remark as a full stop does; "take the clear and backspace keys off" is off
+    dash = "I keep hitting AC by accident - take the clear and backspace keys off the calculator."
+    assert without_remarks(dash) == "take the clear and backspace keys off the calculator."
+    assert polarity(dash) == "off" and polarity("take the day off to rest") is None
 
 
 
