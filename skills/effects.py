@@ -291,11 +291,15 @@ def volatile_slots_of(a: Observation, b: Observation) -> set[str]:
     return {s for s in sa.keys() & sb.keys() if element_text(sa[s]) != element_text(sb[s])}
 
 
+def own_effects(effects: Iterable[Effect]) -> list[Effect]:
+    """The control's own effects, not its path's; all of them when none is its own."""
+    effects = list(effects)
+    return [e for e in effects if not e.inherited] or effects
+
+
 def summary(effects: Iterable[Effect]) -> str:
     """The effects in words, joined: the control's own effects, or all when none is its own."""
-    effects = list(effects)
-    own = [e for e in effects if not e.inherited] or effects
-    return "; ".join(e.describe() for e in own)
+    return "; ".join(e.describe() for e in own_effects(effects))
 
 
 def check_revealed(env: Any, effects: list[Effect], obs: Observation) -> tuple[Observation, list[str]]:

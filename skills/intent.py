@@ -34,8 +34,8 @@ _SUBJECT = re.compile(r"^(?:i|i'm|i've|i'd|i'll|we|we're|it|it's|its|they|they'r
                       re.IGNORECASE)
 # A piece after a weak break that starts with a preposition places or qualifies the one before it ("put the
 # icons, like save and open, across the top"), and an example list is one phrase ("like save and open")
-_PREPOSITION = re.compile(r"^(?:across|along|at|above|below|beneath|under|over|on|onto|in|into|inside|next to|beside|"
-                    r"near|to|from|with|without|by|for|down|up)\b", re.IGNORECASE)
+_PREPOSITION = re.compile(r"^(?:across|along|at|above|below|beneath|under|over|on|onto|in|into|inside|next to|"
+                          r"beside|near|to|from|with|without|by|for|down|up)\b", re.IGNORECASE)
 _EXAMPLES = re.compile(r"(?:,\s*like|,?\s*\b(?:such as|e\.g\.|including))\s+[^,;.!?()]*", re.IGNORECASE)
 # A piece after a weak break that starts like this is a subordinate clause of the one before it
 _SUBORDINATE = re.compile(r"(?:^|\s)(?:what|which|how|where|who|whom|whose|why|when|whether|if|that|so)\b", re.IGNORECASE)
@@ -124,13 +124,15 @@ def splits(request: str, most: int = 3, keep: tuple[str, ...] = ()) -> list[list
     for phrase in sorted(keep, key=len, reverse=True):
         protected = re.sub(re.escape(phrase), hold, protected, flags=re.IGNORECASE)
     restore = re.compile(r"\0(\d+)\0")
+
+    def unhold(text: str) -> str:  # held text may hold more (an example list, a quoted value)
+        return restore.sub(lambda m: unhold(held[int(m.group(1))]), text)
+
     strong = _STRONG.split(protected)[::2]
     fine = [p for s in strong for p in _weak_parts(s)]
     readings = []
     for parts in (strong, fine):
-        for _ in range(2):  # an example list may hold a quoted value
-            parts = [restore.sub(lambda m: held[int(m.group(1))], p) for p in parts]
-        parts = [p.strip(" .") for p in parts]
+        parts = [unhold(p).strip(" .") for p in parts]
         parts = [p for p in parts if _content(p)]  # not "please"
         if 2 <= len(parts) <= most and parts not in [r for r, _ in readings]:
             readings.append((parts, _carry_verb(parts)))
@@ -199,8 +201,9 @@ def without_remarks(text: str) -> str:
     ("I never use the clear keys. Take that group off"), is kept whole."""
     pieces = _REMARK_BREAK.split(text.strip())
     kept = [p for p in pieces if not (_SUBJECT.match(p.strip()) and not _WISH.match(p.strip()))]
-    if any(_VERB.match(_content(p)) for p in kept):  # beside a command, a question only sets the scene
-        kept = [p for p in kept if not (p.rstrip().endswith("?") and not _VERB.match(_content(p)))] or kept
+    commands = [p for p in kept if _VERB.match(_content(p))]
+    if commands:  # beside a command, a question only sets the scene
+        kept = [p for p in kept if p in commands or not p.rstrip().endswith("?")]
     if not kept or len(kept) == len(pieces) or any(_BACK_REFERENCE.search(p) for p in kept):
         return text  # all remarks, none, or the request points back into one ("take that group off")
     return " ".join(kept)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from skills.effects import own_effects
 from skills.glosses import glosses
 
 _ELLIPSIS = re.compile(r"(\.\.\.|…)$")
@@ -78,8 +79,7 @@ def ui_path(skill: Any) -> list[str]:
 def kind_of(skill: Any) -> str:
     """toggle | radio | dialog | menu | button | field | command: how people talk about the control."""
     role = str(skill.extra.get("role", "")).lower()
-    effects = getattr(skill.postcondition, "effects", []) or []
-    effects = [e for e in effects if not e.inherited] or effects  # the control's own, not its path's
+    effects = own_effects(getattr(skill.postcondition, "effects", []) or [])  # not its path's
     opens_menu = any(e.kind == "menu_opened" for e in effects)  # a menu of a window the path opened
     if any(e.kind == "window_opened" for e in effects) or (dialog_title(skill) and not opens_menu):
         return "dialog"
