@@ -164,9 +164,15 @@ def neutral_point(obs: Observation) -> tuple[int, int] | None:
     busy = [e for e in vis if any(w in e.role.lower() for w in INTERACTIVE)]
     for win in reversed(wins):  # the last-listed window is the front one (a dialog over its frame)
         x, y, w, h = win.bbox
-        for fy in (0.97, 0.5, 0.85, 0.15, 0.3, 0.7):
-            for fx in (0.5, 0.97, 0.03, 0.25, 0.75):
-                px, py = int(x + fx * w), int(y + fy * h)
-                if not any(b.contains(px, py) for b in busy):
-                    return px, py
+        for fx, fy in NEUTRAL_SPOTS:
+            px, py = int(x + fx * w), int(y + fy * h)
+            if not any(b.contains(px, py) for b in busy):
+                return px, py
     return None
+
+
+# where a neutral spot is looked for in a window, as fractions of its size: a few likely empty places
+# first, then a grid fine enough to find a strip between controls (a maximized editor's text view
+# leaves only its title bar and an info bar's label free)
+NEUTRAL_SPOTS = [(fx, fy) for fy in (0.97, 0.5, 0.85, 0.15, 0.3, 0.7) for fx in (0.5, 0.97, 0.03, 0.25, 0.75)] + \
+    [(fx / 8, fy / 80) for fy in range(1, 80) for fx in (4, 1, 7, 2, 6)]

@@ -7,6 +7,7 @@ the focus moved, a menu opened. "A menu's items are gone" is not an effect: Esca
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -305,26 +306,36 @@ def summary(effects: Iterable[Effect]) -> str:
 def check_revealed(env: Any, effects: list[Effect], obs: Observation) -> tuple[Observation, list[str]]:
     """Check effects whose element is hidden until revealed (a check menu item inside a closed menu):
     replay their `reveal` clicks, look, then close what was opened with Escape."""
-    problems = effect_problems([e for e in effects if not e.reveal], obs)
-    for eff in (e for e in effects if e.reveal):
-        if eff.check(obs) is None:
-            continue
+    obs, missed = revealed_problems(env, effects, obs)
+    return obs, effect_problems([e for e in effects if not e.reveal], obs) + list(missed.values())
+
+
+def revealed_problems(env: Any, effects: list[Effect], obs: Observation) -> tuple[Observation, dict[int, str]]:
+    """The problems of the `reveal` effects among `effects`, by index: each distinct reveal path (the
+    clicks that open the closed menu) is opened once for all effects that share it (the languages of one
+    submenu), looked at until all of them hold or 8 looks pass (a menu may still be opening), and closed."""
+    groups: dict[str, list[int]] = {}
+    for i, eff in enumerate(effects):
+        if eff.reveal and eff.check(obs) is not None:
+            groups.setdefault(json.dumps(eff.reveal, sort_keys=True), []).append(i)
+    missed: dict[int, str] = {}
+    for idxs in groups.values():
         opened = 0
-        for a in eff.reveal:
+        for a in effects[idxs[0]].reveal:
             try:
                 x, y = ground(Target.model_validate(a["target"]), obs).point
             except (GroundingError, KeyError, ValueError) as e:
-                problems.append(f"cannot reveal {eff.name!r}: {e}")
+                missed.update({i: f"cannot reveal {effects[i].name!r}: {e}" for i in idxs})
                 break
             env.act(Click(x=x, y=y))
             opened += 1
             obs = env.observe()
-        deadline = 8
-        while (p := eff.check(obs)) is not None and deadline:  # a menu may still be opening
-            obs, deadline = env.observe(), deadline - 1
-        if p is not None:
-            problems.append(p)
+        else:
+            looks = 8
+            while any(effects[i].check(obs) is not None for i in idxs) and looks:
+                obs, looks = env.observe(), looks - 1
+            missed.update({i: p for i in idxs if (p := effects[i].check(obs)) is not None})
         for _ in range(opened):
             env.act(Key(key="esc"))
         obs = env.observe()
-    return obs, problems
+    return obs, missed

@@ -20,6 +20,7 @@ from typing import Any
 
 from cua.perception.elements import Observation
 from skills.candidates import neutral_point
+from skills.effects import revealed_problems
 from skills.graph import VOLATILE_ROLES, visible_signatures
 from skills.runner import POST_TIMEOUT, condition_problems, run_skill, wait_for
 from skills.skill import Condition, Skill, SkillStep
@@ -146,9 +147,10 @@ def verify_skill(ex: Any, name: str) -> str:
 
 def _control_key(skill: Skill) -> str | None:
     """Skills with the same path before their own action and the same neutral spot share one negative
-    control run: it is the same run for all of them. None: this skill needs its own (hidden effects)."""
+    control run: it is the same run for all of them (effects hidden in a closed menu are revealed once
+    for all that share the menu). None: this skill needs its own run (no neutral spot was recorded)."""
     point = skill.extra.get("neutral")
-    if point is None or any(e.reveal for e in skill.postcondition.effects):
+    if point is None:
         return None
     control = negative_control(skill, int(skill.extra.get("own_steps", 1)), tuple(point))
     return json.dumps([s.action for s in control.steps], sort_keys=True)
@@ -184,11 +186,16 @@ def verify_batch(ex: Any, names: list[str]) -> dict[str, str]:
         # the same patience a single control gets: wait (bounded) in case any postcondition shows late
         obs, _ = wait_for(ex.env, lambda o, m=members: any(not condition_problems(s.postcondition, o) for s in m),
                           wait, obs)
+        held = {s.name for s in members if not condition_problems(s.postcondition, obs)}
+        hidden = [(s.name, e) for s in members if s.name in held for e in s.postcondition.effects if e.reveal]
+        if res.ok and hidden:  # a language's check mark: its menu opened once for the whole group
+            obs, missed = revealed_problems(ex.env, [e for _, e in hidden], obs)
+            held -= {hidden[i][0] for i in missed}
         ex._obs = obs
         for s in members:
             if not res.ok:  # the control's own path failed: no evidence either way, check it alone
                 out[s.name] = verify_control(ex, s, wait)
-            elif not condition_problems(s.postcondition, obs):
+            elif s.name in held:
                 mark(ex, s.name, "unverified", "its postcondition also holds when the final action clicks a "
                      "neutral spot")
                 out[s.name] = "unverified"
