@@ -11,7 +11,9 @@ from types import SimpleNamespace
 import pytest
 
 import skills.verify as verify
-from skills.effects import Effect
+from cua.perception.elements import Observation, UIElement
+from skills.candidates import neutral_point
+from skills.effects import Effect, revealed_problems
 from skills.library import SkillLibrary
 from skills.runner import POST_TIMEOUT, SkillRunResult
 from skills.skill import Condition, Skill, SkillStep
@@ -99,3 +101,77 @@ def test_a_slow_effect_gets_a_longer_look_in_its_control(runs):
     _skill(lib, neutral=[5, 5])
     verify.verify_skill(ex, "View › Wrap")
     assert next(w for kind, _, w in log if kind == "control") == POST_TIMEOUT
+
+
+# -- sibling skills whose effect hides in a closed menu (a language's check mark) ----------------------
+
+def _el(role: str, name: str, bbox: tuple[int, int, int, int], states: tuple[str, ...] = ()) -> UIElement:
+    return UIElement(id=name or role, role=role, name=name, bbox=bbox, source="a11y",
+                     states=["showing", "visible", "enabled", *states], path=["frame:Editor"])
+
+
+class MenuEnv:
+    """A frame whose 'Markup' menu opens on a click and lists two languages, `checked` marked;
+    logs every click and key."""
+
+    def __init__(self, checked: set[str]) -> None:
+        self.checked, self.open, self.log = checked, False, []
+
+    def observe(self) -> Observation:
+        els = [_el("frame", "Editor", (0, 0, 400, 300)), _el("menu", "Markup", (0, 20, 60, 20))]
+        if self.open:
+            els += [_el("check menu item", n, (0, 40 + 20 * i, 120, 20), ("checked",) if n in self.checked else ())
+                    for i, n in enumerate(("AsciiDoc", "BibTeX"))]
+        return Observation(elements=els, size=(400, 300))
+
+    def act(self, action) -> SimpleNamespace:
+        self.log.append(action.kind)
+        if action.kind == "key":
+            self.open = False
+        elif action.kind == "click" and action.y < 40:  # on the menu's title
+            self.open = True
+        return SimpleNamespace(ok=True)
+
+
+def _mark(name: str) -> Effect:
+    item = _el("check menu item", name, (0, 0, 1, 1))
+    return Effect(kind="state", signature=item.signature, state="checked", before=False, after=True, name=name,
+                  reveal=[{"kind": "click", "target": {"signature": _el("menu", "Markup", (0, 0, 1, 1)).signature}}])
+
+
+def test_hidden_effects_that_share_a_menu_are_revealed_once():
+    env = MenuEnv(checked={"BibTeX"})
+    closed = env.observe()
+    _, missed = revealed_problems(env, [_mark("AsciiDoc"), _mark("BibTeX")], closed)
+    assert env.log.count("click") == 1  # one opening of the menu for both, then Escape
+    assert env.log[-1] == "key" and not env.open
+    assert set(missed) == {0} and "AsciiDoc" in missed[0]  # BibTeX is checked, AsciiDoc is not
+
+
+def test_siblings_with_hidden_effects_share_one_negative_control(runs, monkeypatch):
+    """Two languages of one submenu: the same control run (path, then the neutral spot) serves both,
+    and the menu is revealed once to read both marks; a mark that shows after the control makes only
+    its own skill unverified."""
+    ex, lib, log, script = runs
+    env = ex.env = MenuEnv(checked={"BibTeX"})
+    script["control"] = SkillRunResult(ok=True, observation=env.observe())
+    for name in ("AsciiDoc", "BibTeX"):
+        steps = [SkillStep(action={"kind": "click", "target": {"signature": s}}) for s in ("menu:Markup", name)]
+        lib.add(Skill(name=f"Markup › {name}", app="demo", steps=steps, provenance="explored",
+                      postcondition=Condition(effects=[_mark(name)]), extra={"own_steps": 1, "neutral": [300, 250]}))
+    out = verify.verify_batch(ex, ["Markup › AsciiDoc", "Markup › BibTeX"])
+    assert [kind for kind, _, _ in log].count("control") == 1
+    assert env.log.count("click") == 1  # the reveal, once
+    assert out == {"Markup › AsciiDoc": "verified", "Markup › BibTeX": "unverified"}
+
+
+def test_a_neutral_spot_is_found_beside_a_maximized_text_view():
+    """A maximized editor: menu bar, an info bar's label and a text view over the rest of the window.
+    The likely spots all fall on the text view; the finer grid finds the strip the label leaves free."""
+    obs = Observation(size=(1280, 800), elements=[
+        _el("frame", "Untitled - Editor", (0, 0, 1280, 800)), _el("menu bar", "", (0, 19, 1280, 25)),
+        _el("menu", "File", (0, 19, 39, 25)), _el("label", "Warning", (6, 47, 1268, 17)),
+        _el("page tab list", "", (0, 70, 1280, 728)), _el("text", "", (1, 71, 1278, 726))])
+    x, y = neutral_point(obs)
+    busy = [e for e in obs.elements if e.role not in ("frame", "label")]
+    assert obs.elements[0].contains(x, y) and not any(e.contains(x, y) for e in busy)
