@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import tempfile
 import time
@@ -102,10 +103,12 @@ def skill_keys(skill: Any) -> set[tuple[str, str, str]]:
     if skill.extra.get("kind") == "choose" and len(path) > 1:
         keys = {key_of(skill.extra.get("role", ""), path[-2], ""), key_of("option", path[-1], "")}
         return {k for k in keys if k is not None}
-    name = path[-1]
+    name, role = path[-1], skill.extra.get("role", "")
     for prefix in ("type ", "right-click "):
         name = name[len(prefix):] if name.startswith(prefix) else name
-    key = key_of(skill.extra.get("role", ""), name, path[-2] if len(path) > 1 else "")
+    if re.search(rf"(^|/){re.escape(role)}:(#\d+)?$", skill.extra.get("target") or "x"):
+        name = ""  # an unnamed control, which its UI path calls by its role ("document", "check box")
+    key = key_of(role, name, path[-2] if len(path) > 1 else "")
     return {key} if key is not None else set()
 
 

@@ -54,10 +54,11 @@ class Candidate:
 
 
 def sample_value(el: UIElement, profile: Profile) -> str:
-    """A typed value that fits the field: a number for spin buttons and numeric fields, two lines of
-    mixed case for a multi-line text (so sorting and case commands change it), else text."""
+    """A typed value that fits the field: a number for spin buttons and numeric fields, else text; for a
+    multi-line text, three lines of mixed case in neither sorted order (so case commands and sorting
+    either way change it)."""
     if "multi-line" in el.states:
-        return f"{profile.sample_text} World\nabc def"
+        return f"{profile.sample_text} World\nzoo\nabc def"
     hint = f"{el.role} {el.name} {el.attrs.get('type', '')}".lower()
     if "spin" in hint or "number" in hint or "size" in hint or "count" in hint or \
             (el.value or "").replace(".", "", 1).strip().isdigit():

@@ -49,7 +49,7 @@ def test_typing_into_the_document_is_a_verified_skill(explored):
     lib, _, _ = explored
     typed = lib.get("type document")
     assert typed is not None and typed.status == "verified", [s.name for s in lib.list()]
-    assert "hello World abc def" in typed.postcondition.describe()
+    assert "hello World zoo abc def" in typed.postcondition.describe()
 
 
 def test_text_commands_are_verified_by_their_effect_on_the_text(explored):
@@ -57,7 +57,7 @@ def test_text_commands_are_verified_by_their_effect_on_the_text(explored):
     upper = lib.get("type document › Edit › Convert › To Uppercase")
     assert upper is not None, [s.name for s in lib.list()]
     assert upper.status == "verified" and upper.verified_runs >= 2, upper.extra.get("status_reason")
-    assert upper.postcondition.describe().endswith("to HELLO WORLD ABC DEF")
+    assert upper.postcondition.describe().endswith("to HELLO WORLD ZOO ABC DEF")
     kinds = [a.get("kind") for a in (s.action for s in upper.steps)]
     assert kinds[:4] == ["click", "hotkey", "type", "hotkey"], kinds  # the context's typing, replayed
     cut = lib.get("type document › Edit › Cut")
