@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from cua.actions import Click, Key, Target
+from cua.actions import Click, Key, Scroll, Target
 from cua.perception.elements import Observation, UIElement
 from cua.perception.ground import GroundingError, ground
 from cua.perception.visual_check import row_mark
@@ -322,13 +322,16 @@ def revealed_problems(env: Any, effects: list[Effect], obs: Observation) -> tupl
     for idxs in groups.values():
         opened = 0
         for a in effects[idxs[0]].reveal:
+            scroll = a.get("kind") == "scroll"  # a long menu scrolled to the item (skills.runner does the same)
             try:
                 x, y = ground(Target.model_validate(a["target"]), obs).point
             except (GroundingError, KeyError, ValueError) as e:
+                if scroll:
+                    continue  # the item it scrolled to is gone: the menu kept its offset, scrolled already
                 missed.update({i: f"cannot reveal {effects[i].name!r}: {e}" for i in idxs})
                 break
-            env.act(Click(x=x, y=y))
-            opened += 1
+            env.act(Scroll(x=x, y=y, dy=int(a.get("dy", 1))) if scroll else Click(x=x, y=y))
+            opened += not scroll
             obs = env.observe()
         else:
             looks = 8
