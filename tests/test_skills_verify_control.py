@@ -175,3 +175,20 @@ def test_a_neutral_spot_is_found_beside_a_maximized_text_view():
     x, y = neutral_point(obs)
     busy = [e for e in obs.elements if e.role not in ("frame", "label")]
     assert obs.elements[0].contains(x, y) and not any(e.contains(x, y) for e in busy)
+
+
+def test_a_scroll_on_the_way_to_a_hidden_effect_scrolls_or_is_skipped():
+    """The path to a language below a long menu's fold scrolls it; revealing its mark replays that path:
+    the scroll step scrolls where its item still shows, and is skipped where the menu kept its offset
+    (the item it scrolled to is gone); it is never clicked."""
+    env = MenuEnv(checked={"BibTeX"})
+    scroll = {"kind": "scroll", "dy": 2, "target": {"signature": _el("check menu item", "Haxe", (0, 0, 1, 1)).signature}}
+    mark = _mark("BibTeX")
+    mark = mark.model_copy(update={"reveal": [*mark.reveal, scroll]})
+    _, missed = revealed_problems(env, [mark], env.observe())
+    assert missed == {} and env.log == ["click", "key"]  # Haxe is not on screen: the scroll is skipped
+    env.log.clear()
+    shown = mark.model_copy(update={"reveal": [*mark.reveal[:1], {**scroll, "target": {
+        "signature": _el("check menu item", "AsciiDoc", (0, 0, 1, 1)).signature}}]})
+    _, missed = revealed_problems(env, [shown], env.observe())
+    assert missed == {} and env.log == ["click", "scroll", "key"]
