@@ -306,8 +306,9 @@ def summary(effects: Iterable[Effect]) -> str:
 def check_revealed(env: Any, effects: list[Effect], obs: Observation) -> tuple[Observation, list[str]]:
     """Check effects whose element is hidden until revealed (a check menu item inside a closed menu):
     replay their `reveal` clicks, look, then close what was opened with Escape."""
+    problems = effect_problems([e for e in effects if not e.reveal], obs)  # as shown before anything reopens
     obs, missed = revealed_problems(env, effects, obs)
-    return obs, effect_problems([e for e in effects if not e.reveal], obs) + list(missed.values())
+    return obs, problems + list(missed.values())
 
 
 def revealed_problems(env: Any, effects: list[Effect], obs: Observation) -> tuple[Observation, dict[int, str]]:
