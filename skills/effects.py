@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from cua.actions import Click, Key, Scroll, Target
+from cua.actions import Key, Target, action_from_dict
 from cua.perception.elements import Observation, UIElement
 from cua.perception.ground import GroundingError, ground
 from cua.perception.visual_check import row_mark
@@ -331,7 +331,7 @@ def revealed_problems(env: Any, effects: list[Effect], obs: Observation) -> tupl
                     continue  # the item it scrolled to is gone: the menu kept its offset, scrolled already
                 missed.update({i: f"cannot reveal {effects[i].name!r}: {e}" for i in idxs})
                 break
-            env.act(Scroll(x=x, y=y, dy=int(a.get("dy", 1))) if scroll else Click(x=x, y=y))
+            env.act(action_from_dict({k: v for k, v in a.items() if k != "target"} | {"x": x, "y": y}))
             opened += not scroll
             obs = env.observe()
         else:
