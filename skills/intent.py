@@ -37,6 +37,8 @@ _SUBJECT = re.compile(r"^(?:i|i'm|i've|i'd|i'll|we|we're|it|it's|its|they|they'r
 _PREPOSITION = re.compile(r"^(?:across|along|at|above|below|beneath|under|over|on|onto|in|into|inside|next to|"
                           r"beside|near|to|from|with|without|by|for|down|up)\b", re.IGNORECASE)
 _EXAMPLES = re.compile(r"(?:,\s*like|,?\s*\b(?:such as|e\.g\.|including))\s+[^,;.!?()]*", re.IGNORECASE)
+# A list of single words after a preposition names things, not clauses ("buttons for new, open and save")
+_WORD_LIST = re.compile(r"\b(?:for|like|with|of)\s+(?:[\w'-]+,\s*)+[\w'-]+,?\s+(?:and|or)\s+[\w'-]+", re.IGNORECASE)
 # A piece after a weak break that starts like this is a subordinate clause of the one before it
 _SUBORDINATE = re.compile(r"(?:^|\s)(?:what|which|how|where|who|whom|whose|why|when|whether|if|that|so)\b", re.IGNORECASE)
 _VERB = re.compile(r"^(?:please\s+)?(turn on|turn off|switch on|switch off|switch to|show|hide|enable|disable|"
@@ -44,16 +46,17 @@ _VERB = re.compile(r"^(?:please\s+)?(turn on|turn off|switch on|switch off|switc
                    r"choose|change|bring up|get rid of|remove|insert|add|paste|type|write|enter|delete|copy|cut|"
                    r"save|print|find|search|replace|jump|create|run|launch|pick|define|remember|keep|group|list|"
                    r"browse|manage|restore|stamp|tick|untick|check|uncheck|convert|sort|undo|redo|zoom|go|"
-                   r"duplicate|move|indent|exit|quit|calculate|compute|clear|reset|load|export|import)\b",
+                   r"duplicate|move|indent|exit|quit|calculate|compute|clear|reset|load|export|import|lose|ditch|drop)\b",
                    re.IGNORECASE)
-_OFF = re.compile(r"\b(turn(?:ed)?\s+off|switch(?:ed)?\s+off|disable|hide|hidden|deactivate|get rid of|"
+_OFF = re.compile(r"\b(turn(?:ed)?\s+off|switch(?:ed)?\s+off|disable|hide|hidden|deactivate|get rid of|lose|ditch|"
                   r"stop (?:showing|displaying|using)|(?:don't|do not|no longer) (?:show|display|want|need)|"
                   r"no more|without|remove|take away|take off|take (?:\w+ ){1,5}off\b(?! to)|never use|switch \w+(?: \w+)? off|turn \w+(?: \w+)? off|"
                   r"make \w+(?: \w+)? (?:go away|disappear)|unset|uncheck|untick)\b", re.IGNORECASE)
 _ON = re.compile(r"\b(turn(?:ed)?\s+on|switch(?:ed)?\s+on|enable|show|display|activate|reveal|unhide|"
                  r"bring back|put on|switch \w+(?: \w+)? on|turn \w+(?: \w+)? on|i want to see|"
                  r"(?:let me|i'd like to|i would like to) see|check|tick|start using)\b", re.IGNORECASE)
-_PURPOSE = re.compile(r"\b(?:so that|so (?:i|we|you|it|they|that)|because|since|in order to)\b", re.IGNORECASE)
+_PURPOSE = re.compile(r"\b(?:so that|so (?:i|we|you|it|they|that|nobody|no one|noone|people|others|other people|"
+                      r"anyone|everyone|my|the)|because|since|in order to)\b", re.IGNORECASE)
 _FLIP = re.compile(r"\b(toggle|flip|switch between|invert)\b", re.IGNORECASE)
 _CUE = re.compile(r"\b(?:search(?:ing)? for|look(?:ing)? for|find|hunt for|type|write|enter|insert|named|"
                   r"called|saying|the word|the text|the phrase)\s+(.+)$", re.IGNORECASE)
@@ -120,7 +123,7 @@ def splits(request: str, most: int = 3, keep: tuple[str, ...] = ()) -> list[list
         held.append(m.group(0))
         return f"\0{len(held) - 1}\0"
 
-    protected = _EXAMPLES.sub(hold, QUOTED.sub(hold, request))
+    protected = _WORD_LIST.sub(hold, _EXAMPLES.sub(hold, QUOTED.sub(hold, without_remarks(request))))
     for phrase in sorted(keep, key=len, reverse=True):
         protected = re.sub(re.escape(phrase), hold, protected, flags=re.IGNORECASE)
     restore = re.compile(r"\0(\d+)\0")
@@ -154,12 +157,26 @@ def _weak_parts(text: str) -> list[str]:
     for sep, piece in zip(pieces[1::2], pieces[2::2]):
         bare = _content(piece)
         inside = _SUBORDINATE.search(_content(out[-1]), 1)  # "the strip that shows the line and column"
-        if _VERB.match(bare) or (imperative and bare and not inside and not _SUBORDINATE.match(bare)
+        if _points_back(bare):  # "..., show me the tool for that": the same intent again
+            out[-1] += sep + piece
+        elif _VERB.match(bare) or (imperative and bare and not inside and not _SUBORDINATE.match(bare)
                                  and not _SUBJECT.match(bare) and not _PREPOSITION.match(bare)):
             out.append(piece)
         else:
             out[-1] += sep + piece
     return out
+
+
+# Words that name no particular thing: a clause of only these and a back-reference ("show me the tool
+# for that", "do it") asks again for what the clause before it named
+_VAGUE = re.compile(r"\b(?:me|us|the|a|an|tool|tools|thing|things|feature|option|setting|function|one|way|place|"
+                    r"button|for|to|do|does|with|please|that|those|these|them|it|this)\b", re.IGNORECASE)
+
+
+def _points_back(piece: str) -> bool:
+    rest = _VERB.sub("", piece.strip(), count=1)
+    return bool(_BACK_REFERENCE.search(piece) or re.search(r"\bit\b", piece, re.IGNORECASE)) and \
+        not _VAGUE.sub(" ", rest).strip(" ,.!?")
 
 
 def _carry_verb(parts: list[str]) -> list[str]:
@@ -191,6 +208,8 @@ _NAMED_VALUE = re.compile(r"\b((?:look(?:ing)? for|search(?:ing)? for|find|locat
 _WISH = re.compile(r"^(?:i|we)(?:'d| would)? (?:want|need(?! (?:it|this|that)\b)|like|wish|rather|prefer)\b|^i'd\b",
                    re.IGNORECASE)
 _BACK_REFERENCE = re.compile(r"\b(?:that|those|these|them|they)\b", re.IGNORECASE)  # "take that group off"
+# A sentence that only describes the wanted result ("hide the menus. Just the keypad, nothing else")
+_ONLY = re.compile(r"^(?:just|only|nothing but)\b", re.IGNORECASE)
 _REMARK_BREAK = re.compile(r"(?<=[.?!])\s+|\s+[-–—]\s+|,\s+(?=" + _SUBJECT.pattern[1:] + r")", re.IGNORECASE)
 
 
@@ -200,7 +219,8 @@ def without_remarks(text: str) -> str:
     hitting them"): it says why, not what. A request that is all remarks, or that points back into a remark
     ("I never use the clear keys. Take that group off"), is kept whole."""
     pieces = _REMARK_BREAK.split(text.strip())
-    kept = [p for p in pieces if not (_SUBJECT.match(p.strip()) and not _WISH.match(p.strip()))]
+    kept = [p for p in pieces if not (_SUBJECT.match(p.strip()) and not _WISH.match(p.strip()))
+            and not (p is not pieces[0] and _ONLY.match(p.strip()))]
     commands = [p for p in kept if _VERB.match(_content(p))]
     if commands:  # beside a command, a question only sets the scene
         kept = [p for p in kept if p in commands or not p.rstrip().endswith("?")]
@@ -220,9 +240,21 @@ def without_contrast(text: str) -> str:
     return _CONTRAST.sub(" ", text).strip() or text
 
 
+def purpose(text: str) -> tuple[str, str]:
+    """The request and the reason it gives, apart ("put a password on this file", "so nobody else can
+    open it"); the reason is '' when there is none, or nothing with content comes before it."""
+    m = _PURPOSE.search(text)
+    if not m or not _content(text[:m.start()]):
+        return text, ""
+    return text[:m.start()].rstrip(" ,"), text[m.start():]
+
+
+_BOTH = re.compile(r"\bboth\b", re.IGNORECASE)  # "show me both X and Y": says nothing of either
+
+
 def retrieval_text(c: Clause, app: str = "", names: frozenset[str] = frozenset()) -> str:
     """The clause as the retriever should see it: remarks, quoted values, numbers, a value announced as
-    one ("the word invoice"), politeness and the app's own name taken out ("could you open mousepad's
+    one ("the word invoice"), politeness, "both" and the app's own name taken out ("could you open mousepad's
     settings please" -> "open settings"), and what it sets aside ("..., not another tab"). A number in
     `names` is a control's whole name (a keypad's "7", a radio item "4"): it stays ("press 7"), and so
     does such a number said as a word ("a nine" -> "a 9")."""
@@ -230,7 +262,7 @@ def retrieval_text(c: Clause, app: str = "", names: frozenset[str] = frozenset()
     text = NUMBER.sub(lambda m: m.group() if m.group() in names else " ", text)
     text = _DIGIT_WORD.sub(lambda m: d if (d := _DIGIT_WORDS[m.group().lower()]) in names else m.group(), text)
     text = _NAMED_VALUE.sub(r"\1", text)
-    text = _FILLER_END.sub("", _FILLER.sub("", text.strip()))
+    text = _FILLER_END.sub("", _FILLER.sub("", _BOTH.sub(" ", text).strip()))
     return " ".join(app_as_word(text, app).split()) or c.text
 
 

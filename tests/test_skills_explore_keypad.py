@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from cua.agent.boundary import Call, Decision
+from cua.agent.boundary import Call, Decision, decide_request
 from cua.agent.skill_calls import run_calls
 from cua.env import make_env
 from skills.explorer import Budget, Explorer
@@ -24,7 +24,7 @@ def explored(tmp_path_factory):
     lib, graph = SkillLibrary(db), UIGraph(db)
     try:  # --only scopes the start-state controls to keep the test short; the profile is the default one
         ex = Explorer(env, lib, graph, load_profile("default"), Budget(max_actions=200, minutes=4, max_depth=2),
-                      app="galculator", only=r"^(7|8|0|\+)$")
+                      app="galculator", only=r"^(7|8|0|\+|=)$")
         stats = ex.run()
         yield env, lib, stats
     finally:
@@ -82,3 +82,20 @@ def test_a_key_after_an_entered_value_runs_its_own_step(explored):
     [eff] = [e for e in zero.postcondition.effects if e.kind == "text"]
     assert element_text(slots(env.observe())[eff.slot]) == "80"
     assert "own step" in message
+
+
+def test_a_calculation_in_words_runs_on_the_explored_keypad_and_is_checked_by_its_result(explored):
+    """'what is 80 plus 78': the keys 8 0 + 7 8 = (each the verified skill for that label, pressed alone),
+    and success only because the display reads 158."""
+    env, lib, _ = explored
+    d = decide_request("what is 80 plus 78", lib, has_model=False)
+    assert d.kind == "skill", d.reason
+    assert [c.skill.name.rsplit(" › ", 1)[-1] for c in d.calls] == ["8", "0", "+", "7", "8", "="]
+    env.reset()
+    outcome, message = run_calls(d, env, lib)
+    assert outcome == "success" and "158" in message, message
+    assert "158" in [element_text(e) for e in slots(env.observe()).values()]
+    env.reset()
+    wrong = Decision(kind="skill", calls=d.calls[:-1], calculation=d.calculation)  # no '=': the display reads 78
+    outcome, message = run_calls(wrong, env, lib)
+    assert outcome == "failure" and "'78'" in message, message

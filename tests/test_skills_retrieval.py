@@ -139,6 +139,8 @@ def test_a_request_for_a_place_to_type_in_is_not_a_setting_to_turn_on(tmp_path):
     assert kind_of(other.get(line.name)) == "toggle"
     box = decide_request("bring up the box where I can type in a line number and hop straight to it", other, False)
     assert box.kind == "skill" and box.skill.name == "Search › Go to..."
+    field = decide_request("open the field where I can enter a line number to go to", other, False)
+    assert field.kind == "skill" and field.skill.name == "Search › Go to...", field.reason
     assert decide_request("show line numbers", other, False).skill.name == line.name
     other.close()
 
@@ -565,3 +567,32 @@ def test_what_a_request_sets_aside_is_left_out_of_what_is_matched():
     assert "replac" not in without_contrast("bring up the search box (no replacing, just looking)")
     assert without_contrast("a minimal look: no menus across the top") == "a minimal look: no menus across the top"
     assert "tab" not in retrieval_text(clause("open a separate editor window, not another tab"))
+
+
+def test_a_label_named_only_in_the_reason_a_request_gives_is_no_match():
+    """"put a password on this file so nobody else can open it" ran File › Open... and reported success;
+    a reason that describes the wanted effect names no label and still counts."""
+    from cua.agent.boundary import _named_by_reason
+
+    open_ = Skill(name="File › Open...", app="x")
+    viewer = Skill(name="Document › Viewer Mode", app="x")
+    assert _named_by_reason("put a password on this file so nobody else can open it", open_)
+    assert not _named_by_reason("open a file so I can edit it", open_)  # the request itself says open
+    assert not _named_by_reason("lock this document so I can read it without typing", viewer)
+    assert not _named_by_reason("so I can open files, show me how", open_)  # nothing before the reason
+
+
+def test_lists_of_words_remarks_of_result_and_back_references_are_not_intents():
+    assert splits("I miss the row of little icon buttons for new, open and save under the menus. "
+                  "Can you bring them back?") == []
+    assert splits("hide the menus up top. just the keypad and the number, nothing else") == []
+    assert splits("I need to change every occurrence of one phrase into a different one, show me the tool "
+                  "for that") == []
+    # a verb the list does not know is not replaced by the first part's ("switch to lose the menus")
+    assert splits("switch to the layout with the advanced math functions, and also lose the menus along "
+                  "the top") == [["switch to the layout with the advanced math functions",
+                                  "lose the menus along the top"]]
+    assert polarity("lose the menus along the top") == "off"
+    assert "both" not in retrieval_text(clause("Show me both the info strip along the bottom"))
+    assert splits("turn on line numbers, word wrap and the status bar") == [
+        ["turn on line numbers", "turn on word wrap", "turn on the status bar"]]

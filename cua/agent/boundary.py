@@ -21,8 +21,10 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from cua.agent.keypad import has_keypad, key_skills, missing_keys
 from skills import wordnet
-from skills.intent import NUMBER, bind_values, is_toggle, retrieval_text, splits, strip_verb, wants_flip
+from skills.arithmetic import Calculation, calculation
+from skills.intent import NUMBER, bind_values, is_toggle, purpose, retrieval_text, splits, strip_verb, wants_flip
 from skills.intent import clause as parse_clause
 from skills.library import skill_search_text, tokenize
 from skills.retrieval import Candidate, Retriever
@@ -43,6 +45,7 @@ class Call:
     polarity: str | None = None
     clause: str = ""
     score: float = 0.0
+    entry: bool = False  # a key that only enters a number of a calculation (a digit, the point)
 
 
 @dataclass
@@ -54,6 +57,7 @@ class Decision:
     nearest: list[dict[str, Any]] = field(default_factory=list)
     calls: list[Call] = field(default_factory=list)
     explain: list[str] = field(default_factory=list)
+    calculation: Calculation | None = None  # keypad calls: the display must show its result
 
 
 def _tokens(text: str) -> set[str]:
@@ -286,6 +290,15 @@ def _inner_control(text: str, skill: Any) -> str | None:
     return None
 
 
+def _named_by_reason(text: str, skill: Any) -> bool:
+    """The skill's label is named in the reason the request gives and not in what it asks for: "put a
+    password on this file so nobody else can open it" does not ask for *File › Open*. A reason that only
+    describes the wanted effect ("lock this document so I can read it without typing") names no label."""
+    head, why = purpose(text)
+    label = set(tokenize(_last_label(skill)))
+    return bool(why) and bool(label & set(tokenize(why))) and not label & set(tokenize(head))
+
+
 # Verbs that say little about which control is meant: after one of them, the object names the control
 _GENERIC_VERB = re.compile(r"^(open|show|display|bring up|use|get|set|make|put|start|run|launch|activate|enable|"
                            r"go|view|see|give|load)\b", re.IGNORECASE)
@@ -355,7 +368,7 @@ def _more_than_a_key(c: Any, skill: Any) -> bool:
 
 
 # A request for a place to do something in (a dialog, a panel) rather than for a setting
-_PLACE_TO_ACT = re.compile(r"\b(?:box|window|dialog|panel|pane|screen|form|prompt|pop-?up)\s+(?:where|in which|that "
+_PLACE_TO_ACT = re.compile(r"\b(?:box|field|window|dialog|panel|pane|bar|screen|form|prompt|pop-?up)\s+(?:where|in which|that "
                            r"lets|which lets|to type|for typing)\b|\bwhatever lets me\b", re.IGNORECASE)
 _TYPING = re.compile(r"\b(?:type|typing|enter|write|fill|input)\b", re.IGNORECASE)
 
@@ -426,6 +439,9 @@ def judge(text: str, cands: list[Any], bound: dict[str, Any], app: str = "") -> 
     if _quits_app(text, best.skill, app):
         return ClauseMatch(text, "none", best, second, c, note="it asks to quit the application, which no known "
                            f"skill does ({best.skill.name!r} is not the application's Quit)")
+    if _named_by_reason(text, best.skill):  # "put a password on this file so nobody else can open it"
+        return ClauseMatch(text, "none", best, second, c, note=f"only the reason it gives names {best.skill.name!r}, "
+                           "not what it asks for")
     if _rests_on_verb(text, best.skill):  # "open the preferences" against File › Open
         return ClauseMatch(text, "none", best, second, c, note=f"only its verb names {best.skill.name!r}; what it "
                            "asks for is not that skill's")
@@ -474,6 +490,10 @@ def decide_request(task: str, library: Any, has_model: bool, method: str = "fuse
         why = "no skill library" if library is None else "the skill library is empty"
         return (Decision("model", explain=[why]) if has_model else
                 Decision("outside", reason=f"{why}, and no model is configured (--model none)", explain=[why]))
+    calc = calculation(task)
+    keys = key_skills(library) if calc is not None else {}
+    if calc is not None and has_keypad(keys):
+        return keypad_decision(calc, keys, has_model)
     bound = bound or boundary_of(library, method)
     parts, whole, cands = read_request(task, library, method, bound)
     nearest = [c.row() for c in cands[:5]]
@@ -543,3 +563,21 @@ def decide_request(task: str, library: Any, has_model: bool, method: str = "fuse
             explain.append(f"{p.text!r} asks for {p.best.skill.name!r} {pol}: judged by its visible effect")
     explain.append("run " + ", then ".join(c.skill.name for c in calls))
     return Decision("skill", skill=calls[0].skill, args=calls[0].args, nearest=nearest, calls=calls, explain=explain)
+
+
+def keypad_decision(calc: Calculation, keys: dict[str, Any], has_model: bool) -> Decision:
+    """A calculation on the library's keypad: its keys in order; else the model plans, or without one
+    "outside" names the keys the library lacks."""
+    explain = [f"a calculation: {calc.describe()}, on the keypad: " + " ".join(calc.keys)]
+    missing = missing_keys(calc, keys)
+    if missing and has_model:
+        return Decision("model", explain=explain + [f"no verified key for {', '.join(missing)}: the model plans"])
+    if missing:
+        why = ", ".join(f"{k!r}" + (f" ({keys[k].name!r} is {keys[k].status})" if keys.get(k) else "") for k in missing)
+        return Decision("outside", reason=f"the request is the calculation {calc.text}, but no verified key is known "
+                                          f"for {why}, and no model is configured (--model none)",
+                        explain=explain + [f"no verified key for {why}"])
+    calls = [Call(keys[k], clause=k, score=1.0, entry=e) for k, e in zip(calc.keys, calc.entries)]
+    explain.append("run " + ", then ".join(c.skill.name for c in calls) + f"; success when the display shows "
+                   f"{calc.describe().rsplit(' = ', 1)[-1]}")
+    return Decision("skill", skill=calls[-1].skill, nearest=[], calls=calls, explain=explain, calculation=calc)

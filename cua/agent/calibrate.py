@@ -50,13 +50,16 @@ def covered(req: DevRequest, library: Any) -> bool:
 
 
 def verdict(req: DevRequest, decision: Any, library: Any) -> str:
-    """right (ran the expected skills) | wrong (ran something else) | refused."""
+    """right (ran the expected skills) | wrong (ran something else) | refused. A calculation's keys that
+    only enter its values (digits, the operator) are not what it names: "17 times 23" expects "="."""
     if decision.kind != "skill":
         return "refused"
     if not covered(req, library):
         return "wrong"
-    ran = _collapse([c.skill for c in decision.calls] if decision.calls else [decision.skill])
+    ran = _collapse([c.skill for c in decision.calls if not c.entry] if decision.calls else [decision.skill])
     want = _collapse([expected_skill(n, library) for n in req.expect])
+    if decision.calculation is not None:  # "17 times 23" names its operator, or the "=" that gives the result
+        return "right" if set(want) <= set(ran) else "wrong"
     return "right" if ran == want else "wrong"
 
 

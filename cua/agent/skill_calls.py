@@ -19,6 +19,7 @@ from typing import Any
 
 from cua.agent.boundary import Call, Decision
 from cua.agent.executor import Executor
+from cua.agent.keypad import display_problem, key_step
 from cua.agent.replies import PlanStep
 from skills.effects import element_text, slots
 from skills.graph import state_key
@@ -116,8 +117,25 @@ def prepare(call: Call, env: Any) -> tuple[Any | None, str]:
     return skill.model_copy(update={"postcondition": post}), "turn off: its effect must be gone afterwards"
 
 
+def run_keys(decision: Decision, env: Any, library: Any, grounder: Any = None) -> tuple[str, str]:
+    """A calculation's keys in order (keypad.key_step), then its result checked on the display."""
+    for i, call in enumerate(decision.calls):
+        skill = key_step(call.skill, env.observe())
+        outcome = Executor(env, _Overlay(library, skill), grounder=grounder).run_skill(PlanStep(skill=skill.name))
+        if not outcome.ok:
+            return "failure", f"key {i + 1} of {len(decision.calls)}, {skill.name!r}, failed: {outcome.error}"
+    calc = decision.calculation
+    problem = display_problem(calc, [c.skill for c in decision.calls], env.observe())
+    keys = " ".join(c.skill.name.rsplit("›", 1)[-1].strip() for c in decision.calls)
+    if problem:
+        return "failure", f"pressed {keys}: {problem}"
+    return "success", f"pressed {keys}: the display shows {calc.describe()}"
+
+
 def run_calls(decision: Decision, env: Any, library: Any, grounder: Any = None) -> tuple[str, str]:
     """(outcome, message) after running `decision.calls` in order; stops at the first failure."""
+    if decision.calculation is not None:
+        return run_keys(decision, env, library, grounder)
     done: list[str] = []
     for call in decision.calls:
         desc = PlanStep(skill=call.skill.name, args=call.args).describe()
