@@ -29,7 +29,6 @@ KEY_LABELS: dict[str, tuple[str, ...]] = {
     "factorial": ("n!", "x!", "!"), "sin": ("sin",), "cos": ("cos",), "tan": ("tan",), "ln": ("ln",),
     "log": ("log", "log10"),
 }
-OPERATIONS = {"plus", "minus", "times", "divide", "power"}
 
 # (pattern, operation, swap the operands); the numbers are the pattern's groups in reading order
 _BINARY: list[tuple[str, str, bool]] = [
@@ -126,7 +125,7 @@ def calculation(request: str) -> Calculation | None:
         if m and _only_filler(text[:m.start()] + " " + text[m.end():]):
             a, b = (m.group(2), m.group(1)) if swap else (m.group(1), m.group(2))
             result = _value(op, float(a), float(b))
-            if op == "factorial" or result is None or math.isnan(result) or math.isinf(result):
+            if result is None or math.isnan(result) or math.isinf(result):
                 return None
             return _calc([*_digits(a), (op, False), *_digits(b), ("equals", False)], result, f"{a} {op} {b}")
     for pattern, op in _UNARY:

@@ -50,8 +50,9 @@ def covered(req: DevRequest, library: Any) -> bool:
 
 
 def verdict(req: DevRequest, decision: Any, library: Any) -> str:
-    """right (ran the expected skills) | wrong (ran something else) | refused. A calculation's keys that
-    only enter its values (digits, the operator) are not what it names: "17 times 23" expects "="."""
+    """right (ran the expected skills) | wrong (ran something else) | refused. A calculation is right when
+    the keys that operate on its numbers (not the digits) include every expected one: "17 times 23"
+    may name its "×", its "=" or both."""
     if decision.kind != "skill":
         return "refused"
     if not covered(req, library):

@@ -2,7 +2,8 @@
 
 Each key of the calculation is the library's verified skill for a control with that label ("7", "×",
 "sqrt"), fewest steps first. A key explored after a sample value or from another mode ("7 › sqrt",
-"View › Scientific Mode › sin") is pressed alone when it is on the screen, else its whole skill runs.
+"View › Scientific Mode › sin") is pressed alone when it is on the screen, else after the way to it
+(the mode) without the sample value's keys.
 Each key's own postcondition is about the display it left after a sample value ("0 -> 7"), which a
 key in the middle of a number does not reach; the calculation is judged once, at the end, by the
 display showing the result computed from the request's numbers.
