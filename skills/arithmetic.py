@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from skills.intent import without_remarks
 
 _NUM = r"(-?\d+(?:\.\d+)?)"
 _OF = r"\s*(?:of\s+)?\(?\s*"
+_UNIT = r"(?:\s*(?:degrees?|deg|°|radians?|rad)\b)?"
 _SIGN = r"(?:flip|change|switch|invert|reverse|toggle)\s+(?:its|the)\s+sign"
 
 # The labels calculators give each key (lower case); digits and "." are their own labels
@@ -56,9 +57,9 @@ _UNARY: list[tuple[str, str]] = [
     (rf"{_NUM}\s*(?:!|factorial)|(?:the\s+)?factorial\s+of\s+{_NUM}", "factorial"),
     (rf"(?:the\s+)?(?:natural\s+log(?:arithm)?|ln){_OF}{_NUM}\)?", "ln"),
     (rf"(?:the\s+)?(?:common\s+)?(?:log(?:arithm)?(?:\s+base\s+10)?|log10){_OF}{_NUM}\)?", "log"),
-    (rf"(?:the\s+)?(?:sine|sin){_OF}{_NUM}\)?(?:\s*(?:degrees?|deg|°))?", "sin"),
-    (rf"(?:the\s+)?(?:cosine|cos){_OF}{_NUM}\)?(?:\s*(?:degrees?|deg|°))?", "cos"),
-    (rf"(?:the\s+)?(?:tangent|tan){_OF}{_NUM}\)?(?:\s*(?:degrees?|deg|°))?", "tan"),
+    (rf"(?:the\s+)?(?:sine|sin){_OF}{_NUM}\)?{_UNIT}", "sin"),
+    (rf"(?:the\s+)?(?:cosine|cos){_OF}{_NUM}\)?{_UNIT}", "cos"),
+    (rf"(?:the\s+)?(?:tangent|tan){_OF}{_NUM}\)?{_UNIT}", "tan"),
 ]
 # What may surround a calculation in a request and say nothing more
 _FILLER = set("""what whats is how much many the of calculate compute work working out figure evaluate tell me give
@@ -81,6 +82,8 @@ class Calculation:
     entries: tuple[bool, ...]
     result: float
     text: str
+    other_unit: float | None = None  # an angle's function in radians, when the request did not say degrees
+
 
     def describe(self) -> str:
         return f"{self.text} = {format_number(self.result)}"
@@ -99,10 +102,10 @@ def _calc(keys: list[tuple[str, bool]], result: float, text: str) -> Calculation
     return Calculation(tuple(k for k, _ in keys), tuple(e for _, e in keys), result, text)
 
 
-def _value(op: str, a: float, b: float | None = None) -> float | None:
+def _value(op: str, a: float, b: float | None = None, radians: bool = False) -> float | None:
     try:
-        if op in ("sin", "cos", "tan"):  # the angle unit a calculator starts in: degrees, most often
-            return round(getattr(math, op)(math.radians(a)), 12)
+        if op in ("sin", "cos", "tan"):  # an angle in degrees unless the request says radians
+            return round(getattr(math, op)(a if radians else math.radians(a)), 12)
         return {"plus": lambda: a + b, "minus": lambda: a - b, "times": lambda: a * b,
                 "divide": lambda: a / b, "power": lambda: a ** b, "sqrt": lambda: math.sqrt(a),
                 "square": lambda: a * a, "cube": lambda: a ** 3, "negate": lambda: -a,
@@ -132,8 +135,11 @@ def calculation(request: str) -> Calculation | None:
         m = re.search(pattern, text)
         if m and _only_filler(text[:m.start()] + " " + text[m.end():]):
             a = next(g for g in m.groups() if g is not None)
-            result = _value(op, float(a))
+            rad = "rad" in m.group()
+            result = _value(op, float(a), radians=rad)
             if result is None or math.isnan(result) or math.isinf(result) or (op == "factorial" and "." in a):
                 return None
-            return _calc([*_digits(a), (op, False)], result, f"{op} {a}")
+            other = _value(op, float(a), radians=True) if op in ("sin", "cos", "tan") and not rad else None
+            unit = " radians" if rad else " degrees" if other is not None else ""
+            return replace(_calc([*_digits(a), (op, False)], result, f"{op} {a}{unit}"), other_unit=other)
     return None

@@ -110,4 +110,14 @@ def test_success_needs_the_display_to_show_the_computed_result(calc_lib):
     right = Observation(size=(800, 600), elements=[DISPLAY.model_copy(update={"name": "391"})])
     wrong = Observation(size=(800, 600), elements=[DISPLAY.model_copy(update={"name": "23"})])
     assert display_problem(calc, keys, right) == ""
+    scientific = Observation(size=(800, 600), elements=[DISPLAY.model_copy(update={"name": "391 DEC HEX OCT BIN DEG"})])
+    assert display_problem(calc, keys, scientific) == ""  # galculator's scientific display adds its modes
     assert "'23'" in display_problem(calc, keys, wrong) and "391" in display_problem(calc, keys, wrong)
+
+
+def test_an_angle_is_in_degrees_unless_the_request_says_radians_and_a_radian_display_is_named(calc_lib):
+    deg, rad = calculation("what is the sine of 30"), calculation("the sine of 30 radians")
+    assert deg.result == 0.5 and rad.result == pytest.approx(-0.98803162) and rad.other_unit is None
+    radian_display = Observation(size=(800, 600), elements=[DISPLAY.model_copy(update={"name": "-0.988031624 DEG RAD"})])
+    problem = display_problem(deg, [calc_lib.get("=")], radian_display)
+    assert "works in radians" in problem and display_problem(rad, [calc_lib.get("=")], radian_display) == ""

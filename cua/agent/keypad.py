@@ -76,6 +76,9 @@ def key_step(skill: Any, obs: Any) -> Any:
                                         "effects": [e for e in post.effects if e.kind != "text"], "state_key": None})})
 
 
+_NUMBER = re.compile(r"[-−]?\d[\d,\u202f\u00a0']*(?:\.\d+)?(?:e[-+]?\d+)?", re.IGNORECASE)
+
+
 def _number(text: str) -> float | None:
     t = re.sub(r"[\s,\u202f\u00a0']", "", text.replace("−", "-")).rstrip(".")
     try:
@@ -92,10 +95,14 @@ def display_problem(calc: Calculation, skills: list[Any], obs: Any) -> str:
                 None)
     elements = [shown[slot]] if slot is not None else list(shown.values())
     texts = [element_text(e) for e in elements]
-    for text in texts:
-        for line in [text, *text.splitlines()[-1:]]:  # a display with a history shows the result last
-            got = _number(line)
+    for text in texts:  # the whole text, or a number in it (galculator's scientific display adds "DEC HEX ...")
+        for token in [text, *_NUMBER.findall(text)]:
+            got = _number(token)
             if got is not None and math.isclose(got, calc.result, rel_tol=1e-7, abs_tol=1e-9):
                 return ""
     what = repr(texts[0]) if slot is not None and texts else "no element with that number"
+    if calc.other_unit is not None and any(math.isclose(_number(t) or math.nan, calc.other_unit, rel_tol=1e-7,
+                                                        abs_tol=1e-9) for x in texts for t in _NUMBER.findall(x)):
+        return (f"the display shows {what}: {calc.text.replace('degrees', 'radians')}; the calculator works in "
+                "radians: switch its angle unit to degrees first, or ask in radians")
     return f"the display shows {what}, not {calc.describe()}"
