@@ -95,14 +95,17 @@ def display_problem(calc: Calculation, skills: list[Any], obs: Any) -> str:
                 None)
     elements = [shown[slot]] if slot is not None else list(shown.values())
     texts = [element_text(e) for e in elements]
-    for text in texts:  # the whole text, or a number in it (galculator's scientific display adds "DEC HEX ...")
-        for token in [text, *_NUMBER.findall(text)]:
-            got = _number(token)
-            if got is not None and math.isclose(got, calc.result, rel_tol=1e-7, abs_tol=1e-9):
-                return ""
+    # the whole text, or a number in it (galculator's scientific display adds "DEC HEX ...")
+    shown_numbers = [n for text in texts for token in [text, *_NUMBER.findall(text)]
+                     if (n := _number(token)) is not None]
+
+    def shows(value: float) -> bool:
+        return any(math.isclose(n, value, rel_tol=1e-7, abs_tol=1e-9) for n in shown_numbers)
+
+    if shows(calc.result):
+        return ""
     what = repr(texts[0]) if slot is not None and texts else "no element with that number"
-    if calc.other_unit is not None and any(math.isclose(_number(t) or math.nan, calc.other_unit, rel_tol=1e-7,
-                                                        abs_tol=1e-9) for x in texts for t in _NUMBER.findall(x)):
+    if calc.other_unit is not None and shows(calc.other_unit):
         return (f"the display shows {what}: {calc.text.replace('degrees', 'radians')}; the calculator works in "
                 "radians: switch its angle unit to degrees first, or ask in radians")
     return f"the display shows {what}, not {calc.describe()}"

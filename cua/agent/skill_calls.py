@@ -119,13 +119,15 @@ def prepare(call: Call, env: Any) -> tuple[Any | None, str]:
 
 def run_keys(decision: Decision, env: Any, library: Any, grounder: Any = None) -> tuple[str, str]:
     """A calculation's keys in order (keypad.key_step), then its result checked on the display."""
+    obs = env.observe()
     for i, call in enumerate(decision.calls):
-        skill = key_step(call.skill, env.observe())
+        skill = key_step(call.skill, obs)
         outcome = Executor(env, _Overlay(library, skill), grounder=grounder).run_skill(PlanStep(skill=skill.name))
         if not outcome.ok:
             return "failure", f"key {i + 1} of {len(decision.calls)}, {skill.name!r}, failed: {outcome.error}"
+        obs = outcome.observation  # the screen after the key: the next key is looked for on it
     calc = decision.calculation
-    problem = display_problem(calc, [c.skill for c in decision.calls], env.observe())
+    problem = display_problem(calc, [c.skill for c in decision.calls], obs)
     keys = " ".join(c.skill.name.rsplit("›", 1)[-1].strip() for c in decision.calls)
     if problem:
         return "failure", f"pressed {keys}: {problem}"
