@@ -71,6 +71,7 @@ DOM_WALKER = r"""() => {
     if (!role) role = tag === 'button' ? 'button' : tag === 'select' ? 'combobox' : tag === 'textarea' ? 'textbox'
       : tag === 'a' ? 'link' : tag === 'input' ? ({checkbox: 'checkbox', radio: 'radio', range: 'slider',
         number: 'spinbutton'}[type] || 'textbox') : '';
+    if (role === 'menu' || role === 'menubar') continue;  // ARIA containers: their menuitems are the controls
     const label = el.closest('label');
     let name = el.getAttribute('aria-label') || (label ? label.textContent : '') || el.textContent || '';
     name = name.replace(/\s+/g, ' ').trim();

@@ -56,9 +56,10 @@ class Candidate:
 def sample_value(el: UIElement, profile: Profile) -> str:
     """A typed value that fits the field: a number for spin buttons and numeric fields, else text; for a
     multi-line text, three lines of mixed case in neither sorted order (so case commands and sorting
-    either way change it)."""
+    either way change it), one indented by a tab and ending in spaces, one by spaces (so indenting,
+    tabs-to-spaces and back, and stripping trailing spaces change it)."""
     if "multi-line" in el.states:
-        return f"{profile.sample_text} World\nzoo\nabc def"
+        return f"{profile.sample_text} World\n\tzoo  \n        abc def"
     hint = f"{el.role} {el.name} {el.attrs.get('type', '')}".lower()
     if "spin" in hint or "number" in hint or "size" in hint or "count" in hint or \
             (el.value or "").replace(".", "", 1).strip().isdigit():

@@ -60,8 +60,9 @@ def tooltip(el: UIElement) -> str:
 
 
 def element_text(el: UIElement) -> str:
-    """What an element displays: its value (entries, displays, sliders) or else its name."""
-    return _words(el.value) if el.value is not None else _words(el.name)
+    """What an element displays: its value (entries, displays, documents) exactly, whitespace included
+    (indenting a line or turning tabs into spaces changes only that), or else its name."""
+    return el.value if el.value is not None else _words(el.name)
 
 
 def slots(obs: Observation) -> dict[str, UIElement]:
@@ -106,7 +107,10 @@ class Effect(BaseModel):
         """The effect in words, e.g. "turns on Line Numbers", "display changes from 0 to 7"."""
         n = self.name or self.role or "it"
         if self.kind == "text":
-            return f"{n} changes from {self.before or '(empty)'} to {self.after or '(empty)'}"
+            before, after = _words(str(self.before or "")), _words(str(self.after or ""))
+            if before == after and self.before != self.after:
+                return f"{n} changes its spacing (tabs, spaces or line breaks)"
+            return f"{n} changes from {before or '(empty)'} to {after or '(empty)'}"
         if self.kind == "state":
             verbs = {"checked": ("turns on", "turns off"), "selected": ("selects", "deselects"),
                      "expanded": ("expands", "collapses"), "pressed": ("presses", "releases")}
@@ -217,8 +221,9 @@ def diff_effects(old: Observation, new: Observation, volatile_slots: set[str] | 
             continue
         a, b = element_text(o), element_text(e)
         if a != b and (e.value is not None or o.signature != e.signature):
-            label = _words(e.name) if e.value is not None and e.name else ("display" if e.role.lower() in (
-                "label", "text", "static", "status bar", "paragraph") else e.role.lower())
+            label = _words(e.name) if e.value is not None and e.name else "document" if {
+                "editable", "multi-line"} <= set(e.states) else ("display" if e.role.lower() in (
+                    "label", "text", "static", "status bar", "paragraph") else e.role.lower())
             out.append(Effect(kind="text", slot=slot, signature=e.signature, role=e.role.lower(), name=label,
                               before=a, after=b))
     # a menu (or a bar, a panel) that opened: controls that appeared
@@ -262,7 +267,8 @@ def skill_effects(start: Observation, pre: Observation, new: Observation, clicke
                   volatile_slots: set[str] | frozenset[str] = frozenset(),
                   volatile_sigs: set[str] | frozenset[str] = frozenset()) -> list[Effect]:
     """A skill's effects: what differs from the START state (the skill replays from there), plus the
-    states and values its final action changed on the screen before it (a check box in a dialog).
+    states and values its final action changed on the screen before it (a check box in a dialog). A
+    text's `before` is what it read just before the final action (only `after` is checked).
     Focus landing on the clicked element itself is no effect (every click does that)."""
     def ident(e: Effect) -> tuple:  # a submenu opened inside an open menu is not the menu's own opening
         return e.kind, e.signature, e.slot, e.state, str(e.after), tuple(e.members)
@@ -274,6 +280,10 @@ def skill_effects(start: Observation, pre: Observation, new: Observation, clicke
         shut = pre.model_copy(update={"elements": [e for e in pre.elements if e.signature in at_start or not (
             is_menu_item(e) or e.role.lower() == "menu")]})
         path = {ident(e) for look in (pre, shut) for e in diff_effects(start, look, volatile_slots, volatile_sigs)}
+    if pre is not start:  # a text the path changed already: in words, the control changed it from there
+        before = {s: element_text(e) for s, e in slots(pre).items()}
+        base = [e.model_copy(update={"before": before[e.slot]}) if e.kind == "text" and e.slot in before else e
+                for e in base]
     seen = {ident(e) for e in base}
     local = [e for e in diff_effects(pre, new, volatile_slots, volatile_sigs)
              if e.kind in ("state", "text", "menu_opened", "window_opened", "window_closed", "appeared")

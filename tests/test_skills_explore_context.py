@@ -2,7 +2,8 @@
 until there is text. The explorer types two lines into the document (a verified skill), then opens a value
 context, the same screen with that text typed and selected, where the commands that did nothing, the
 disabled ones and the menus are tried again: To Uppercase, Cut and Undo become skills verified by what
-they do to the text, and what the base run verified already is not redone."""
+they do to the text (Increase Indent and Strip Trailing Spaces by what they do to its whitespace), and
+what the base run verified already is not redone."""
 
 from __future__ import annotations
 
@@ -63,6 +64,11 @@ def test_text_commands_are_verified_by_their_effect_on_the_text(explored):
     cut = lib.get("type document › Edit › Cut")
     assert cut is not None and cut.status == "verified", stats.notes[-10:]
     assert cut.postcondition.describe().endswith("to (empty)")
+    # commands that change only whitespace (the typed text has a tab, leading and trailing spaces)
+    for name in ("type document › Edit › Increase Indent", "type document › Edit › Convert › Strip Trailing Spaces"):
+        skill = lib.get(name)
+        assert skill is not None and skill.status == "verified", (name, skill and skill.extra.get("status_reason"))
+        assert skill.postcondition.describe().endswith("changes its spacing (tabs, spaces or line breaks)")
     # without text the same command showed nothing, and the library still says so
     assert lib.get("Edit › Convert › To Uppercase").status == "unverified"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from cua.perception.a11y import nodes_to_elements
 from cua.perception.elements import Observation, UIElement
 from skills.effects import Effect, diff_effects, volatile_slots_of
 from skills.skill import Condition, Skill
@@ -126,3 +127,32 @@ def test_a_key_run_alone_must_change_its_display_and_keep_it_on_screen():
     assert changed_text(key, obs(*shows), obs(shows[0], el("label", "3", path=[*WIN, "panel:display"]))) == ""
     assert changed_text(key, obs(*shows), obs(*shows)) == "display did not change"
     assert changed_text(key, obs(*shows), obs(shows[0])) == "display is not on screen"
+
+
+def test_a_change_of_spacing_only_is_an_effect_and_says_so():
+    """Indent, tabs to spaces, strip trailing spaces: the document's words stay, its whitespace changes.
+    Compared with whitespace collapsed, those commands read as doing nothing."""
+    doc = [*WIN, "scroll pane:"]
+    a = obs(el("text", "", ("editable", "multi-line"), value="hello\n\tzoo  ", path=doc))
+    b = obs(el("text", "", ("editable", "multi-line"), value="hello\n    zoo", path=doc))
+    [eff] = diff_effects(a, b)
+    assert eff.kind == "text" and eff.describe() == "document changes its spacing (tabs, spaces or line breaks)"
+    assert eff.check(b) is None and eff.check(a)
+    assert diff_effects(a, a) == []
+
+
+def test_a_tab_qt_marks_focused_only_reads_as_selected():
+    """Qt's page tabs expose the current tab as 'focused', never 'selected'; GTK's are selectable and
+    say 'selected'. Switching tabs is then an effect on either toolkit."""
+    node = {"role": "page tab", "name": "Untitled", "bbox": [0, 81, 101, 32], "path": ["application:FeatherPad"],
+            "states": ["enabled", "focused", "showing", "visible"]}
+    other = {**node, "bbox": [101, 81, 101, 32], "states": ["enabled", "showing", "visible"]}
+    first, second = nodes_to_elements([node, other])
+    assert "selected" in first.states and "selected" not in second.states
+    gtk = {**node, "states": ["enabled", "focused", "selectable", "showing", "visible"]}
+    assert "selected" not in nodes_to_elements([gtk])[0].states  # GTK says so itself when it is
+    switched = nodes_to_elements([{**node, "states": other["states"]}, {**other, "states": node["states"]}])
+    effs = diff_effects(Observation(elements=[first, second], size=(800, 600)),
+                        Observation(elements=switched, size=(800, 600)))
+    assert sorted((e.kind, e.state, e.after) for e in effs) == [("state", "selected", False),
+                                                               ("state", "selected", True)]

@@ -82,6 +82,8 @@ def nodes_to_elements(nodes: list[dict], prefix: str = "a", keep_blocked: bool =
         states = list(n.get("states", []))
         if "sensitive" in states and "enabled" not in states:
             states.append("enabled")
+        if role == "page tab" and "focused" in states and not {"selectable", "selected"} & set(states):
+            states.append("selected")  # Qt marks the current tab focused only: it is the selected one
         out.append(UIElement(id=f"{prefix}{len(out)}", role=role, name=name, bbox=tuple(n["bbox"]), source="a11y",
                              states=states, path=path, signature=sig, value=n.get("value"),
                              attrs={"depth": n.get("depth", 0),
