@@ -113,7 +113,8 @@ class Effect(BaseModel):
             return f"{n} changes from {before or '(empty)'} to {after or '(empty)'}"
         if self.kind == "state":
             verbs = {"checked": ("turns on", "turns off"), "selected": ("selects", "deselects"),
-                     "expanded": ("expands", "collapses"), "pressed": ("presses", "releases")}
+                     "expanded": ("expands", "collapses"), "pressed": ("presses", "releases"),
+                     "enabled": ("enables", "disables")}
             on, off = verbs.get(self.state, (f"sets {self.state} on", f"sets {self.state} off"))
             return f"{on if self.after else off} {n}"
         if self.kind == "window_opened":
@@ -309,8 +310,15 @@ def own_effects(effects: Iterable[Effect]) -> list[Effect]:
 
 
 def summary(effects: Iterable[Effect]) -> str:
-    """The effects in words, joined: the control's own effects, or all when none is its own."""
-    return "; ".join(e.describe() for e in own_effects(effects))
+    """The effects in words, joined: the control's own effects, or all when none is its own; the menu
+    items it enabled or disabled only when it did nothing else (Copy: "enables Paste")."""
+    return "; ".join(e.describe() for e in main_effects(own_effects(effects)))
+
+
+def main_effects(effects: Iterable[Effect]) -> list[Effect]:
+    """The effects less the menu items they enabled or disabled, unless that is all there is."""
+    effects = list(effects)
+    return [e for e in effects if e.state != "enabled"] or effects
 
 
 def check_revealed(env: Any, effects: list[Effect], obs: Observation) -> tuple[Observation, list[str]]:

@@ -30,7 +30,7 @@ from skills.effects import WINDOW_ROLES, diff_effects, pixel_mark, skill_effects
 from skills.graph import StateKey, UIGraph, base_key, is_visible, state_key, visible_signatures
 from skills.library import SkillLibrary
 from skills.navigate import CLOSE_WORDS, BudgetExhausted, CountingEnv, Navigator
-from skills.probe import plain_checks, probe_toggle, since_context
+from skills.probe import plain_checks, probe_menu, since_context
 from skills.profile import Profile, clean_name, is_enabled, scroll_edge
 from skills.profile import candidates as clickable
 from skills.units import unit_skill
@@ -315,11 +315,11 @@ class Explorer(Navigator):
         effect = self.classify(key, new) if ok else "error"
         effects = skill_effects(self.start_obs, self._pre, new, cand.el.signature, self.volatile_slots,
                                 self.volatile) if ok else []
-        if ok and effect in ("no_change", "known_state") and cand.kind == "click":
+        if ok and effect in ("no_change", "known_state", "value_change") and cand.kind == "click":
             self._plain_checks = self._plain_checks or plain_checks(self._pre)
-            probed = probe_toggle(self, st, cand.el, new, self._plain_checks, self._pre)  # reopen its menu
-            if probed is not None:
-                effects, effect = [probed, *effects], "value_change" if effect == "no_change" else effect
+            probed = probe_menu(self, st, cand.el, new, self._plain_checks, self._pre)  # reopen its menu
+            if probed:
+                effects, effect = [*effects, *probed], "value_change" if effect == "no_change" else effect
                 new = self._obs
         opened = any(e.kind == "menu_opened" and not e.inherited for e in effects)
         in_ctx = "~" in key.exact
@@ -365,7 +365,8 @@ class Explorer(Navigator):
             self.graph.add_state(new_key, new, depth + 1 if cand.kind != "scroll" else st["depth"],
                                  st["prefix"] + [rec], child_names,
                                  screenshot=self.save_screen(new_key, new), candidates=cand_sigs)
-            if not explorable or (cand.kind != "scroll" and (depth - base + 1 >= self.budget.max_depth
+            top = max((i + 1 for i, s in enumerate(st["prefix"]) if s.get("context")), default=0)  # a context too
+            if not explorable or (cand.kind != "scroll" and (depth - top + 1 >= self.budget.max_depth
                                                           or not self.profile.descend(cand.el.name))):
                 self.graph.mark_done(new_key)
         elif effect == "error_dialog":
@@ -388,6 +389,8 @@ class Explorer(Navigator):
             if typed:  # typed, then selected: commands that act on a selection act
                 rec = {**rec, "then": [*steps[1:], {"kind": "hotkey", "keys": ["ctrl", "a"]}]}
             self._changers.setdefault(key.exact, []).append((rec, child_names, skill.name, new))
+        if skill is not None and cand.kind == "click" and any(e.state == "enabled" and e.after for e in effects):
+            self.enabled_context(st, rec, child_names, new, effects)
         self.try_again(st, path, cand, steps, sibling, follow)
         self.progress()
         if descend and not self.graph.state(new_key)["done"]:
@@ -430,8 +433,7 @@ class Explorer(Navigator):
                    if not (e.kind == "focus" and e.signature == cand.el.signature)] if ok else []
         if ok and not effects and cand.kind == "click":  # a menu item's new state shows in its menu only
             off = cand.el.model_copy(update={"states": [x for x in cand.el.states if x not in ("checked", "selected")]})
-            probed = probe_toggle(self, {**st, "prefix": opens}, off, new, self._plain_checks, self._pre)
-            effects = [probed] if probed is not None else []
+            effects = probe_menu(self, {**st, "prefix": opens}, off, new, self._plain_checks, self._pre)
         if not effects:
             return
         skill = self.add_skill(names, [*_actions(st["prefix"]), *steps_for(first), *reopen, *steps], cand, new,
@@ -510,6 +512,25 @@ class Explorer(Navigator):
         step = {**rec, "dst": ctx.exact, "context": True}
         self.graph.add_state(ctx, obs, st["depth"] + 1, st["prefix"] + [step], names,
                              screenshot=self.save_screen(ctx, obs), candidates=idle)
+
+    def enabled_context(self, st: dict[str, Any], rec: dict[str, Any], names: list[str], obs: Observation,
+                        effects: list[Any]) -> None:
+        """A click that enabled menu items (Undo enables Redo, Cut enables Paste): open a value context, the
+        screen after it, where the menus holding those items and the controls it enabled on screen are
+        tried (what is verified already is not redone). A context inside a context is how Redo comes after
+        Undo on typed text; it needs the click to have changed a value, or it is the screen it was clicked on."""
+        screen = state_key(obs)
+        ctx = StateKey(f"{screen.exact}~{self.values_digest(obs)}", screen.abstract, screen.title)
+        if self.graph.has_state(ctx) or ctx.exact == st["key"]:
+            return
+        was_off = {e.signature for look in (self._pre, self.start_obs) for e in look.elements if not is_enabled(e)}
+        now_on = {e.signature for e in obs.elements if e.signature in was_off and is_visible(e, obs.size)
+                  and is_enabled(e) and clean_name(e.name)}
+        step = {**rec, "dst": ctx.exact, "context": True}
+        menus = {a["target"]["signature"] for e in effects if e.state == "enabled" and e.after
+                 for a in e.reveal[:1] if (a.get("target") or {}).get("signature")}
+        self.graph.add_state(ctx, obs, st["depth"] + 1, st["prefix"] + [step], names,
+                             screenshot=self.save_screen(ctx, obs), candidates=sorted(menus | now_on))
 
     # -- modes --------------------------------------------------------------------------------------
     def _root_openers(self) -> set[str]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from skills.effects import own_effects
+from skills.effects import main_effects, own_effects
 from skills.glosses import glosses
 
 _ELLIPSIS = re.compile(r"(\.\.\.|…)$")
@@ -186,7 +186,7 @@ def phrases(skill: Any) -> list[str]:
     out += [v.strip() for v in role_verbs(kind, label, parent).split(",")][:4]
     out += [f"{label} {w}" if len(w.split()) == 1 else w for w in _synonym_phrases(label)]
     out += glosses(label)
-    effects = getattr(skill.postcondition, "effects", []) or []
+    effects = main_effects(getattr(skill.postcondition, "effects", []) or [])
     out += [e.describe() for e in effects if e.kind in ("state", "window_opened", "appeared")][:3]
     title = dialog_title(skill)
     if title:
@@ -218,7 +218,7 @@ def document(skill: Any) -> str:
     also = synonyms(label)
     if also:
         parts.append(f"Also: {also}.")
-    effects = getattr(skill.postcondition, "effects", []) or []
+    effects = main_effects(getattr(skill.postcondition, "effects", []) or [])
     words = "; ".join(_clip(e.describe()) for e in effects if e.kind != "focus")
     if words:
         parts.append(f"It {words}.")

@@ -2,8 +2,9 @@
 until there is text. The explorer types two lines into the document (a verified skill), then opens a value
 context, the same screen with that text typed and selected, where the commands that did nothing, the
 disabled ones and the menus are tried again: To Uppercase, Cut and Undo become skills verified by what
-they do to the text (Increase Indent and Strip Trailing Spaces by what they do to its whitespace), and
-what the base run verified already is not redone."""
+they do to the text (Increase Indent and Strip Trailing Spaces by what they do to its whitespace); Undo
+enables Redo, which is tried on the screen Undo left; and what the base run verified already is not
+redone."""
 
 from __future__ import annotations
 
@@ -69,6 +70,9 @@ def test_text_commands_are_verified_by_their_effect_on_the_text(explored):
         skill = lib.get(name)
         assert skill is not None and skill.status == "verified", (name, skill and skill.extra.get("status_reason"))
         assert skill.postcondition.describe().endswith("changes its spacing (tabs, spaces or line breaks)")
+    # Undo enabled Redo (seen in the reopened menu): the screen after Undo is a context of its own
+    redo = lib.get("type document › Edit › Undo › Edit › Redo")
+    assert redo is not None and redo.status == "verified", [s.name for s in lib.list() if "Redo" in s.name]
     # without text the same command showed nothing, and the library still says so
     assert lib.get("Edit › Convert › To Uppercase").status == "unverified"
 

@@ -51,7 +51,7 @@ def test_keypad_key_is_a_skill_verified_by_the_display(explored):
     [zero] = [s for s in lib.list() if s.name.endswith(" › 0")]
     key = zero.name.split(" › ")[0]  # the context: the last key verified to change the display
     assert key in ("7", "8") and zero.status == "verified", (zero.name, stats.notes)
-    assert zero.postcondition.describe() == f"display changes from 0 to {key}0"
+    assert zero.postcondition.describe() == f"display changes from {key} to {key}0"  # from what the key left
     assert zero.steps[0].action["target"]["text"] == key and len(zero.steps) == 2
     # '+' changes nothing shown even then, but the next key starts a new number instead of appending
     [plus] = [s for s in lib.list() if s.name == f"{key} › +"]

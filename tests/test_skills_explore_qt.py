@@ -12,7 +12,7 @@ from cua.perception.elements import Observation, UIElement
 from skills.explorer import Budget, Explorer
 from skills.graph import UIGraph
 from skills.library import SkillLibrary
-from skills.probe import plain_checks
+from skills.probe import plain_checks, probe_menu
 from skills.profile import load_profile
 from skills.skill_text import kind_of
 
@@ -25,6 +25,45 @@ def test_a_checked_plain_menu_item_marks_the_toolkit():
     assert plain_checks(Observation(elements=[item], size=(100, 100)))
     assert not plain_checks(Observation(elements=[box, item.model_copy(update={"states": ["showing"]})],
                                         size=(100, 100)))
+
+
+class _Reopens:
+    """Stands in for the explorer: reopening the menu shows `menu`; Escape closes it."""
+
+    def __init__(self, menu: Observation) -> None:
+        self.menu, self.shown, self.actions = menu, True, []
+
+    def replay(self, steps, fast):
+        self.actions += [s["action"] for s in steps]
+        return self.menu
+
+    def act(self, action):
+        self.actions.append(action)
+
+    def observe(self):
+        return Observation(elements=[], size=(800, 600))
+
+
+def test_a_menu_item_that_enables_another_has_that_as_its_effect():
+    """Copy greys nothing out and shows nothing, but Paste is enabled after it: reopening the menu sees
+    that, and it is Copy's effect (checked by reopening the menu again). Nothing greyed out: no reopening."""
+    path = ["application:FeatherPad", "frame:", "menu bar:", "menu item:Edit", "popup menu:"]
+
+    def item(name, *states):
+        return UIElement(id=name, role="menu item", name=name, bbox=(10, 40 + 20 * len(name), 80, 18),
+                         source="a11y", states=["showing", "visible", *states], path=path)
+    pre = Observation(elements=[item("Copy", "enabled"), item("Paste")], size=(800, 600))
+    after = Observation(elements=[item("Copy", "enabled"), item("Paste", "enabled")], size=(800, 600))
+    edit = {"action": {"kind": "click", "target": {"signature": "edit"}}}
+    ex = _Reopens(after)
+    [eff] = probe_menu(ex, {"prefix": [edit]}, pre.elements[0], Observation(elements=[], size=(800, 600)),
+                       pre=pre)
+    assert eff.describe() == "enables Paste" and eff.reveal == [edit["action"]]
+    assert eff.check(after) is None and eff.check(pre) == "'Paste' is not enabled"
+    both_on = Observation(elements=[item("Copy", "enabled"), item("Paste", "enabled")], size=(800, 600))
+    ex = _Reopens(after)
+    assert probe_menu(ex, {"prefix": [edit]}, both_on.elements[0], Observation(elements=[], size=(800, 600)),
+                      pre=both_on) == [] and ex.actions == []
 
 
 @pytest.fixture(scope="module")
