@@ -16,7 +16,7 @@ from typing import Any
 
 from cua.perception.elements import Observation, UIElement
 from skills.graph import is_visible
-from skills.profile import Profile, clean_name, is_enabled, role_kind
+from skills.profile import Profile, clean_name, is_enabled, role_kind, shown_name
 
 ITEM_ROLES = ("list item", "table cell", "tree item", "table row", "tree table cell", "option", "row",
               "gridcell", "treeitem", "listitem")
@@ -35,9 +35,9 @@ class Candidate:
 
     @property
     def label(self) -> str:
-        """How a UI path names it: the control's name (or role; an unnamed multi-line text is the
-        document, apart from an unnamed one-line field), prefixed for the non-click kinds."""
-        label = clean_name(self.el.name) or ("document" if "multi-line" in self.el.states else self.el.role)
+        """How a UI path names it: the control's name or tooltip (or role; an unnamed multi-line text is
+        the document, apart from an unnamed one-line field), prefixed for the non-click kinds."""
+        label = shown_name(self.el) or ("document" if "multi-line" in self.el.states else self.el.role)
         return label if self.kind == "click" else f"{self.kind.replace('_', '-')} {label}"
 
     @property
@@ -115,7 +115,7 @@ def candidates(obs: Observation, profile: Profile, only: set[str] | None = None,
             lists["/".join(e.path)].append(e)
         elif role in SLIDER_ROLES and role != "scroll bar":
             clicks.append(e)
-        elif role_kind(e) == "click" and clean_name(e.name):
+        elif role_kind(e) == "click" and shown_name(e):
             clicks.append(e)
         elif depth == 0 and role in CONTENT_ROLES and e.bbox[2] * e.bbox[3] > 0.15 * max(1, obs.size[0] * obs.size[1]):
             content.append(e)

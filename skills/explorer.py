@@ -31,7 +31,7 @@ from skills.graph import StateKey, UIGraph, base_key, is_visible, state_key, vis
 from skills.library import SkillLibrary
 from skills.navigate import CLOSE_WORDS, BudgetExhausted, CountingEnv, Navigator
 from skills.probe import plain_checks, probe_menu, since_context
-from skills.profile import Profile, clean_name, is_enabled, scroll_edge
+from skills.profile import Profile, clean_name, is_enabled, scroll_edge, shown_name
 from skills.profile import candidates as clickable
 from skills.units import unit_skill
 from skills.verify import verify_batch, verify_skill
@@ -39,6 +39,9 @@ from skills.verify import verify_batch, verify_skill
 VERIFY_BATCH = 6  # skills verified together: skills that share a negative control share its run
 SCROLL_NOTCHES = 2  # per scroll of a long menu: less than a screenful, so no item is skipped
 ERROR_WORDS = ("error", "warning", "failed", "cannot", "could not")
+# What only closes the app or a document: denied by the default profile, tried in a sandbox, whose app
+# the explorer restarts (its skill: the window closes)
+ENDS_APP = re.compile(r"^(quit|exit)\b|^close( window| tab| all| document)?$", re.IGNORECASE)
 
 
 @dataclass
@@ -77,6 +80,8 @@ class Explorer(Navigator):
         self.app, self.verify_runs, self.on_progress = app, max(1, verify_runs), on_progress
         self.stats = Stats()
         self.pool = pool  # skills.workers.WorkerPool when several explorers share the graph
+        # a sandbox is thrown away: a command that only closes the app is tried there (and reset from)
+        self.disposable = getattr(env, "name", "") == "sandbox"
         self.screens = Path(screens) if screens else None  # a PNG per new state, when given
         self.only = re.compile(only, re.IGNORECASE) if only else None  # start-state controls to explore
         self.volatile: set[str] = set()
@@ -249,7 +254,7 @@ class Explorer(Navigator):
             done, menus = self.graph.tried_anywhere(), self._root_openers()
             cands = [c for c in cands if c.key not in done or _opens_submenu(c) or c.el.signature in menus]
         if depth == 0 and self.only is not None:
-            cands = [c for c in cands if self.only.search(clean_name(c.el.name))]
+            cands = [c for c in cands if self.only.search(shown_name(c.el))]
         if not cands and depth == 0:  # the start state always has controls: this look was incomplete
             self._bad_states[key.exact] = self._bad_states.get(key.exact, 0) + 1
             if self._bad_states[key.exact] < 3:
@@ -267,7 +272,8 @@ class Explorer(Navigator):
                 break
             steps = steps_for(cand) if cand.kind != "scroll" else \
                 [{**steps_for(Candidate(cand.el, "click"))[0], "kind": "scroll", "dy": SCROLL_NOTCHES}]
-            if cand.kind != "scroll" and self.profile.denied(cand.el.name) and not _closes_dialog(cand.el, self._obs):
+            if cand.kind != "scroll" and self.profile.denied(shown_name(cand.el)) and not _closes_dialog(cand.el, self._obs) \
+                    and not (self.disposable and ENDS_APP.search(shown_name(cand.el))):
                 self.graph.add_transition(key, cand.key, steps[0], None, "denied")
                 continue
             if not self.ensure_at(key, path):
@@ -343,6 +349,9 @@ class Explorer(Navigator):
                                       time.monotonic() - t)
             if effect == "app_closed":
                 self.note(f"{' › '.join(names + [clean_name(cand.el.name)])} closed the app; reset")
+                child = [*names, *cand.labels]
+                if self.disposable and cand.kind == "click" and effects and self.lib.get(" › ".join(child)) is None:
+                    self.queue_verify(self.add_skill(child, _actions(st["prefix"]) + steps, cand, new, effects).name)
                 self.reset()
             self.try_again(st, path, cand, steps, sibling, follow)
             return
@@ -627,8 +636,9 @@ ONE_OF_ROLES = ("radio button", "radio menu item", "menuitemradio", "page tab", 
 
 
 def _first_choice(cand: Candidate, obs: Observation) -> Candidate | None:
-    """For a radio, tab, list option or drop-down option that is already chosen: an unchosen one of its
-    group (same role, same parent; another option of the drop-down), to choose first; else None."""
+    """For a radio, tab, list option or drop-down option that is already chosen (called when clicking it
+    showed no effect): an unchosen one of its group (same role, same parent; another option of the
+    drop-down), to choose first; else None."""
     el, on = cand.el, ("checked", "selected")
     if cand.kind == "choose":
         other = next((o for o in el.attrs.get("options") or () if o != cand.text), None)
@@ -638,7 +648,9 @@ def _first_choice(cand: Candidate, obs: Observation) -> Candidate | None:
     def chosen(e: UIElement) -> bool | None:
         return pixel_mark(obs, e.signature) if pixels else any(x in e.states for x in on)
 
-    if not pixels and (el.role.lower() not in ONE_OF_ROLES or not chosen(el)):
+    # a plain menu item that is checked and stayed so when clicked is a radio (Qt marks no radio role)
+    plain_radio = el.role.lower() == "menu item" and "checked" in el.states
+    if not pixels and not plain_radio and (el.role.lower() not in ONE_OF_ROLES or not chosen(el)):
         return None
     return next((Candidate(e, "click") for e in obs.elements if e.role == el.role and e.path == el.path
                  and e.signature != el.signature and clean_name(e.name) and is_visible(e, obs.size)

@@ -48,6 +48,16 @@ def clean_name(name: str) -> str:
     return " ".join((name or "").split())
 
 
+def shown_name(el: UIElement) -> str:
+    """A control's name: its accessible name, or for an unnamed icon button its tooltip (the accessible
+    description) less the shortcut it names ("Match Case (F5)" -> "Match Case")."""
+    name = clean_name(el.name)
+    if name or role_kind(el) != "click":
+        return name
+    tip = clean_name(str(el.attrs.get("description") or ""))
+    return re.sub(r"\s*\([^()]*\)$", "", tip)[:60].strip()
+
+
 def load_profile(app: str, path: str | Path | None = None) -> Profile:
     """The profile for `app` (skills/profiles/<app>.toml, else default.toml), or the file at `path`."""
     if path is None:

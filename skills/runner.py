@@ -162,6 +162,7 @@ def run_skill(skill: Skill, env: Any, args: dict[str, Any] | None = None, librar
         if problems:
             return SkillRunResult(ok=False, error=f"precondition of {skill.name!r} fails: {'; '.join(problems[:3])}",
                                   observation=obs)
+    before = obs  # the screen the last step acted on
     for i, step in enumerate(skill.steps):
         if step.skill:
             sub = library.get(step.skill) if library is not None else None
@@ -207,7 +208,8 @@ def run_skill(skill: Skill, env: Any, args: dict[str, Any] | None = None, librar
                                   observation=obs, grounding=log)
         obs = env.observe()
     post = Condition.model_validate(fill(skill.postcondition.model_dump(), values))
-    if tree_missing(obs):  # no tree to read the effect from: see it in pixels and OCR instead
+    gone = not tree_missing(before) and any(e.kind == "window_closed" for e in post.effects)  # its app quit
+    if tree_missing(obs) and not gone:  # no tree to read the effect from: see it in pixels and OCR instead
         from skills.visual_post import check_visually
 
         reveal = [s.action for s in skill.steps[:-1] if s.action.get("kind") == "click" and s.action.get("target")]

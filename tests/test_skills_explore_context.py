@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from cua.env import make_env
-from cua.perception.elements import UIElement
-from skills.candidates import Candidate
+from cua.perception.elements import Observation, UIElement
+from skills.candidates import Candidate, candidates
 from skills.explorer import Budget, Explorer
 from skills.graph import UIGraph
 from skills.library import SkillLibrary
@@ -28,6 +28,16 @@ def test_an_unnamed_document_and_an_unnamed_field_get_different_names():
     assert Candidate(doc, "type", "x").label == "type document"
     assert Candidate(doc, "right_click").label == "right-click document"
     assert Candidate(field, "type", "x").label == "type text"
+
+
+def test_an_unnamed_icon_button_is_tried_under_its_tooltip():
+    """featherpad's find bar: check boxes and buttons with no accessible name, only a tooltip with the
+    shortcut in it. They are controls like any other, named by what the tooltip says."""
+    box = UIElement(id="c", role="check box", name="", bbox=(1200, 748, 24, 23), source="a11y",
+                    states=["enabled", "showing", "visible"], attrs={"description": "Match Case (F5)"})
+    bare = box.model_copy(update={"id": "b", "bbox": (1140, 748, 24, 23), "attrs": {}})
+    found = candidates(Observation(elements=[box, bare], size=(1280, 800)), load_profile("default"))
+    assert [(c.label, c.el.id) for c in found] == [("Match Case", "c")]  # no name and no tooltip: nothing to call it
 
 
 @pytest.fixture(scope="module")
