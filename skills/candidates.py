@@ -56,10 +56,11 @@ class Candidate:
 def sample_value(el: UIElement, profile: Profile) -> str:
     """A typed value that fits the field: a number for spin buttons and numeric fields, else text; for a
     multi-line text, three lines of mixed case in neither sorted order (so case commands and sorting
-    either way change it), one indented by a tab and ending in spaces, one by spaces (so indenting,
-    tabs-to-spaces and back, and stripping trailing spaces change it)."""
+    either way change it), the second ending in spaces, the last indented by a tab and eight spaces (so
+    indenting, tabs-to-spaces and back, and stripping trailing spaces change it). Only the last line is
+    indented: an editor that indents a new line like the one before would change the others."""
     if "multi-line" in el.states:
-        return f"{profile.sample_text} World\n\tzoo  \n        abc def"
+        return f"{profile.sample_text} World\nzoo  \n\t        abc def"
     hint = f"{el.role} {el.name} {el.attrs.get('type', '')}".lower()
     if "spin" in hint or "number" in hint or "size" in hint or "count" in hint or \
             (el.value or "").replace(".", "", 1).strip().isdigit():

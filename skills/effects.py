@@ -19,6 +19,7 @@ from cua.actions import Key, Target, action_from_dict
 from cua.perception.elements import Observation, UIElement
 from cua.perception.ground import GroundingError, ground
 from cua.perception.visual_check import row_mark
+from skills.profile import is_enabled
 
 EffectKind = Literal["text", "state", "window_opened", "window_closed", "title", "focus", "appeared",
                      "disappeared", "menu_opened"]
@@ -153,8 +154,8 @@ class Effect(BaseModel):
                 return None if got == bool(self.after) else f"{self.name!r} reads " + (
                     "no indicator" if got is None else "marked" if got else "unmarked") + \
                     f" (pixels), expected {'marked' if self.after else 'unmarked'}"
-            return None if (self.state in el.states) == bool(self.after) else \
-                f"{self.name!r} is {'' if self.state in el.states else 'not '}{self.state}"
+            on = is_enabled(el) if self.state == "enabled" else self.state in el.states
+            return None if on == bool(self.after) else f"{self.name!r} is {'' if on else 'not '}{self.state}"
         if self.kind in ("window_opened", "appeared"):
             return None if self.signature in by_sig else f"no {self.role} {self.name!r}"
         if self.kind in ("window_closed", "disappeared"):
@@ -255,6 +256,13 @@ def diff_effects(old: Observation, new: Observation, volatile_slots: set[str] | 
             if _words(e.name) and not is_menu_item(e) and e.role.lower() not in ("tool tip",):
                 out.append(Effect(kind="appeared", signature=e.signature, role=e.role.lower(), name=_words(e.name),
                                   tooltip=tooltip(e)))
+    if not out:  # a control on screen greyed out or made usable, when nothing else changed (M+ enables MR)
+        for sig, e in n_vis.items():
+            o = o_vis.get(sig)
+            if o is not None and sig not in volatile_sigs and _words(e.name) and e.role.lower() in CONTROL_ROLES \
+                    and is_enabled(o) != is_enabled(e):
+                out.append(Effect(kind="state", signature=sig, role=e.role.lower(), name=_words(e.name),
+                                  state="enabled", before=is_enabled(o), after=is_enabled(e), tooltip=tooltip(e)))
     if not out:  # the weakest effect: the focus moved
         f_old = next((e.signature for e in old.elements if "focused" in e.states), None)
         f_new = next((e for e in new.elements if "focused" in e.states and _visible(e, new.size)), None)

@@ -156,3 +156,15 @@ def test_a_tab_qt_marks_focused_only_reads_as_selected():
                         Observation(elements=switched, size=(800, 600)))
     assert sorted((e.kind, e.state, e.after) for e in effs) == [("state", "selected", False),
                                                                ("state", "selected", True)]
+
+
+def test_a_key_that_only_makes_another_usable_has_that_as_its_effect():
+    """galculator's M+ shows nothing in the display; MR, greyed out until memory holds a number, becomes
+    usable. That is its effect, when nothing else changed."""
+    mr_off = el("push button", "MR", box=(10, 100, 50, 20)).model_copy(update={"states": ["showing"]})
+    mr_on = el("push button", "MR", box=(10, 100, 50, 20))
+    [eff] = diff_effects(obs(el("push button", "M+"), mr_off), obs(el("push button", "M+"), mr_on))
+    assert eff.describe() == "enables MR" and eff.check(obs(mr_on)) is None and eff.check(obs(mr_off))
+    shown = el("label", "7", path=[*WIN, "panel:display"])
+    effs = diff_effects(obs(mr_off, el("label", "0", path=[*WIN, "panel:display"])), obs(mr_on, shown))
+    assert [e.kind for e in effs] == ["text"]  # beside a real change it is left out
