@@ -289,8 +289,7 @@ def skill_effects(start: Observation, pre: Observation, new: Observation, clicke
         shut = pre.model_copy(update={"elements": [e for e in pre.elements if e.signature in at_start or not (
             is_menu_item(e) or e.role.lower() == "menu")]})
         path = {ident(e) for look in (pre, shut) for e in diff_effects(start, look, volatile_slots, volatile_sigs)}
-    if pre is not start:  # a text the path changed already: in words, the control changed it from there
-        before = {s: element_text(e) for s, e in slots(pre).items()}
+        before = {s: element_text(e) for s, e in slots(pre).items()}  # a text the path changed: from there
         base = [e.model_copy(update={"before": before[e.slot]}) if e.kind == "text" and e.slot in before else e
                 for e in base]
     seen = {ident(e) for e in base}

@@ -527,7 +527,7 @@ class Explorer(Navigator):
         """A click that enabled menu items (Undo enables Redo, Cut enables Paste): open a value context, the
         screen after it, where the menus holding those items and the controls it enabled on screen are
         tried (what is verified already is not redone). A context inside a context is how Redo comes after
-        Undo on typed text; it needs the click to have changed a value, or it is the screen it was clicked on."""
+        Undo on typed text. A click that changed no value (Copy) left the screen it was clicked on: no context."""
         screen = state_key(obs)
         ctx = StateKey(f"{screen.exact}~{self.values_digest(obs)}", screen.abstract, screen.title)
         if self.graph.has_state(ctx) or ctx.exact == st["key"]:
