@@ -165,3 +165,17 @@ def step_cues(steps: list[dict[str, Any]], *looks: Observation) -> list[dict[str
         out.append(cue_for(hit[1], hit[0]).model_dump(mode="json", exclude_none=True) if hit else None)
     return out
 
+
+
+def typed_context(skill: Skill) -> int:
+    """How many leading steps type the explorer's sample text into the document and select it: a skill
+    explored in the context "text typed, then selected" (`type document › Edit › Sort Lines`). Its own
+    steps after them act on whatever text is there. 0 for any other skill."""
+    path = skill.extra.get("ui_path") or skill.name.split(" › ")
+    if len(path) < 2 or path[0] != "type document":
+        return 0
+    acts = [s.action for s in skill.steps]
+    typed = next((i for i, a in enumerate(acts) if a.get("kind") == "type"), None)
+    if typed is None or typed + 2 >= len(acts) or acts[typed + 1].get("kind") != "hotkey":
+        return 0
+    return typed + 2

@@ -29,6 +29,7 @@ from skills.intent import clause as parse_clause
 from skills.library import skill_search_text, tokenize
 from skills.retrieval import Candidate, Retriever
 from skills.skill_text import dialog_title, kind_of, label_of, synonyms, ui_path
+from skills.units import typed_context
 
 OUTSIDE = "outside known skills"
 MIN_COVER = 0.5
@@ -374,11 +375,11 @@ _TYPING = re.compile(r"\b(?:type|typing|enter|write|fill|input)\b", re.IGNORECAS
 
 
 def _types_sample(skill: Any) -> bool:
-    """The skill types a fixed text: an explored "set this field" primitive without parameters, or a
-    control reached after typing into the document ("type document › Edit › Undo" would undo its own
-    sample, not the user's edit)."""
-    return not skill.parameters and any(isinstance(st.action, dict) and st.action.get("kind") == "type"
-                                        for st in skill.steps)
+    """The skill types a fixed text: an explored "set this field" primitive without parameters. A command
+    explored on typed text ("type document › Edit › Sort Lines") does not: it runs on the user's text
+    (cua.agent.skill_calls.on_users_text)."""
+    return not skill.parameters and not typed_context(skill) and any(
+        isinstance(st.action, dict) and st.action.get("kind") == "type" for st in skill.steps)
 
 
 def _can_turn_off(skill: Any) -> bool:

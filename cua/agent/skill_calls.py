@@ -15,6 +15,7 @@ then take the square root"): its display must change, not reach the sample's res
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from cua.agent.boundary import Call, Decision
@@ -26,6 +27,7 @@ from skills.graph import state_key
 from skills.intent import is_toggle, with_polarity
 from skills.runner import condition_problems
 from skills.skill import Condition
+from skills.units import typed_context
 
 SEEN_EFFECTS = ("window_opened", "appeared", "state", "text", "title")
 
@@ -70,17 +72,36 @@ def own_part(skill: Any, obs: Any) -> Any | None:
         "effects": [e for e in post.effects if e.kind != "text"], "state_key": None})})
 
 
-def changed_text(skill: Any, before: Any, after: Any) -> str:
+# A request about the selection ("the highlighted bit", "what I've selected") acts on it, not on all the text
+_SELECTION = re.compile(r"\b(?:select(?:ed|ion)|highlight(?:ed|ing)?|marked)\b", re.IGNORECASE)
+
+
+def on_users_text(skill: Any, clause: str) -> Any | None:
+    """A command explored on typed text, run on the user's text instead: its steps after the typing (the
+    whole text selected first, unless the request is about the selection), its postcondition the text
+    changing (checked by `changed_text`, any of its texts) and the states it set (Copy: Paste enabled);
+    None for any other skill."""
+    n = typed_context(skill)
+    if not n:
+        return None
+    steps = skill.steps[n:] if _SELECTION.search(clause) else skill.steps[n - 1:]  # [n - 1]: select all
+    post = skill.postcondition.model_copy(update={"present": [], "absent": [], "state_key": None, "effects": [
+        e for e in skill.postcondition.effects if e.kind == "state"]})
+    return skill.model_copy(update={"steps": steps, "postcondition": post, "preconditions": Condition()})
+
+
+def changed_text(skill: Any, before: Any, after: Any, any_of: bool = False) -> str:
     """What of a skill's display effects did not change between two observations, or is gone from the
-    screen after them ('' when every one changed)."""
+    screen after them ('' when every one changed; with `any_of`, when one did)."""
     old, new = slots(before), slots(after)
     out = []
-    for e in (e for e in skill.postcondition.effects if e.kind == "text"):
+    texts = [e for e in skill.postcondition.effects if e.kind == "text"]
+    for e in texts:
         if e.slot not in new:
             out.append(f"{e.name or e.role} is not on screen")
         elif e.slot in old and element_text(old[e.slot]) == element_text(new[e.slot]):
             out.append(f"{e.name or e.role} did not change")
-    return "; ".join(out)
+    return "" if any_of and len(out) < len(texts) else "; ".join(out)
 
 
 def prepare(call: Call, env: Any) -> tuple[Any | None, str]:
@@ -149,13 +170,16 @@ def run_calls(decision: Decision, env: Any, library: Any, grounder: Any = None) 
         if skill is None:
             done.append(f"{desc}: {note}")
             continue
-        before = env.observe() if done else None
-        part = own_part(skill, before) if before is not None else None
+        users = on_users_text(skill, call.clause)
+        before = env.observe() if done or users is not None else None
+        part = users or (own_part(skill, before) if before is not None else None)
         if part is not None:
-            skill, note = part, note or "its own step, on the value already entered"
+            skill, note = part, note or ("on your text" if users is not None else
+                                         "its own step, on the value already entered")
         outcome = Executor(env, _Overlay(library, skill), grounder=grounder).run_skill(
             PlanStep(skill=skill.name, args=call.args))
-        if outcome.ok and part is not None and (unchanged := changed_text(call.skill, before, env.observe())):
+        if outcome.ok and part is not None and (unchanged := changed_text(call.skill, before, env.observe(),
+                                                                          any_of=users is not None)):
             outcome.ok, outcome.error = False, unchanged
         if outcome.ok and note.startswith("turn off: the screen") and _in_state(call.skill, env.observe()):
             outcome.ok, outcome.error = False, "the screen is still the one the skill turns on"
