@@ -49,6 +49,11 @@ def _words(s: str) -> str:
 _CLOCK = re.compile(r"(?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp]\.?[Mm]\.?)?(?![\d:])")
 
 
+def shows_time(text: str) -> bool:
+    """Does the text hold a time of day (a file's modification time in a file list, a clock)?"""
+    return bool(_CLOCK.search(text))
+
+
 def same_text(got: str, want: str) -> bool:
     """A text effect holds when the text is the one recorded, a time of day in it aside: "Paste Date and
     Time" writes another time on every replay, and the date it writes is its effect all the same."""

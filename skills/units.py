@@ -10,7 +10,7 @@ from cua.perception.regrounding import cue_for
 from skills.graph import distinguishing, is_visible, state_key
 from skills.profile import clean_name
 from skills.candidates import neutral_point, steps_for
-from skills.effects import Effect, summary
+from skills.effects import Effect, shows_time, summary
 from skills.skill import Condition, Skill, SkillStep
 
 SEP = " › "
@@ -126,8 +126,11 @@ def unit_skill(app: str, names: list[str], steps: list[dict[str, Any]], cand: An
     el = cand.el
     present, absent = distinguishing(new, pre)
     vol = {e.signature for e in effects if e.kind == "text"}  # their values are checked by the effect
-    present = [s for s in present if s not in vol]
-    absent = [s for s in absent if s not in vol]
+    # an element named by a time of day (the new folder's "28 Nov 2026 16:30:36" in a file list) is
+    # another element on every replay
+    present = [s for s in present if s not in vol and not shows_time(s)]
+    absent = [s for s in absent if s not in vol and not shows_time(s)]
+    effects = [e for e in effects if not (e.kind in ("appeared", "disappeared") and shows_time(e.signature))]
     toggle = next((e for e in effects if e.kind == "state" and e.state in ("checked", "pressed", "selected")
                    and e.signature == el.signature), None)
     latches = toggle is not None or "toggle button" not in el.role.lower()  # galculator's keypad keys are

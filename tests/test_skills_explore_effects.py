@@ -168,3 +168,19 @@ def test_a_key_that_only_makes_another_usable_has_that_as_its_effect():
     shown = el("label", "7", path=[*WIN, "panel:display"])
     effs = diff_effects(obs(mr_off, el("label", "0", path=[*WIN, "panel:display"])), obs(mr_on, shown))
     assert [e.kind for e in effs] == ["text"]  # beside a real change it is left out
+
+
+def test_an_element_named_by_a_time_of_day_is_no_part_of_a_postcondition():
+    """featherpad's Open dialog: Create New Folder adds a row whose cell reads the folder's time of
+    creation; every replay makes another, so it failed every replay."""
+    from skills.candidates import Candidate
+    from skills.units import unit_skill
+
+    btn = el("push button", "Create New Folder")
+    row = el("table cell", "28 Nov 2026 16:30:36", path=[*WIN, "tree:Files"], box=(10, 60, 200, 20))
+    folder = el("table cell", "New Folder", path=[*WIN, "tree:Files"], box=(10, 80, 200, 20))
+    pre, new = obs(btn), obs(btn, row, folder)
+    skill = unit_skill("fp", ["Create New Folder"], [{"kind": "click"}], Candidate(btn, "click"), pre, new, pre,
+                       diff_effects(pre, new))
+    assert not any("16:30" in s for s in skill.postcondition.present)
+    assert [e.name for e in skill.postcondition.effects] == ["New Folder"]
