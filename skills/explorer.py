@@ -333,7 +333,7 @@ class Explorer(Navigator):
         ctx = in_ctx or base > 0
         new_key = state_key(new)
         if in_ctx and opened and effect in ("new_state", "known_state"):  # a menu opened in a value context
-            new_key = StateKey(f"{new_key.exact}~{self.values_digest(new)}", new_key.abstract, new_key.title)
+            new_key = self.context_key(new)
             effect = "known_state" if self.graph.has_state(new_key) else "new_state"
         self.stats.effects[effect] = self.stats.effects.get(effect, 0) + 1
         if effect == "no_change" or (ok and effect == "value_change" and not any(not e.inherited for e in effects)):
@@ -499,6 +499,11 @@ class Explorer(Navigator):
             self.flush()
 
     # -- value contexts -------------------------------------------------------------------------
+    def context_key(self, obs: Observation) -> StateKey:
+        """The key of a value context: the screen's key plus the values it shows."""
+        screen = state_key(obs)
+        return StateKey(f"{screen.exact}~{self.values_digest(obs)}", screen.abstract, screen.title)
+
     def add_context(self, key: StateKey, st: dict[str, Any]) -> None:
         """Controls that did nothing here may act once a value is shown (a keypad's 0, C or +/- on a
         display that reads 0; Cut or To Uppercase with text typed and selected): open a child state, the
@@ -514,8 +519,7 @@ class Explorer(Navigator):
         if not idle or not verified:
             return
         rec, names, _, obs = verified[-1]  # the latest: a display far from its start value
-        screen = state_key(obs)  # the same screen, though typing may have changed its title
-        ctx = StateKey(f"{screen.exact}~{self.values_digest(obs)}", screen.abstract, screen.title)
+        ctx = self.context_key(obs)  # the same screen, though typing may have changed its title
         if self.graph.has_state(ctx):
             return
         step = {**rec, "dst": ctx.exact, "context": True}
@@ -528,8 +532,7 @@ class Explorer(Navigator):
         screen after it, where the menus holding those items and the controls it enabled on screen are
         tried (what is verified already is not redone). A context inside a context is how Redo comes after
         Undo on typed text. A click that changed no value (Copy) left the screen it was clicked on: no context."""
-        screen = state_key(obs)
-        ctx = StateKey(f"{screen.exact}~{self.values_digest(obs)}", screen.abstract, screen.title)
+        ctx = self.context_key(obs)
         if self.graph.has_state(ctx) or ctx.exact == st["key"]:
             return
         was_off = {e.signature for look in (self._pre, self.start_obs) for e in look.elements if not is_enabled(e)}
