@@ -188,6 +188,11 @@ def pixel_mark(obs: Observation, signature: str) -> bool | None:
     return row_mark(obs.image(), el.bbox)
 
 
+def _on_screen(effect: Effect, obs: Observation) -> bool:
+    el = obs.by_signature(effect.signature)
+    return el is not None and _visible(el, obs.size)
+
+
 def is_menu_item(e: UIElement) -> bool:
     return e.role.lower() in MENU_ITEM_ROLES or "menu item" in e.role.lower()
 
@@ -333,24 +338,29 @@ def main_effects(effects: Iterable[Effect]) -> list[Effect]:
     return [e for e in effects if e.state != "enabled"] or effects
 
 
-def check_revealed(env: Any, effects: list[Effect], obs: Observation) -> tuple[Observation, list[str]]:
+def check_revealed(env: Any, effects: list[Effect], obs: Observation, close: bool = True
+                   ) -> tuple[Observation, list[str]]:
     """Check effects whose element is hidden until revealed (a check menu item inside a closed menu):
-    replay their `reveal` clicks, look, then close what was opened with Escape."""
+    replay their `reveal` clicks, look, then close what was opened with Escape (unless not `close`)."""
     problems = effect_problems([e for e in effects if not e.reveal], obs)  # as shown before anything reopens
-    obs, missed = revealed_problems(env, effects, obs)
+    obs, missed = revealed_problems(env, effects, obs, close)
     return obs, problems + list(missed.values())
 
 
-def revealed_problems(env: Any, effects: list[Effect], obs: Observation) -> tuple[Observation, dict[int, str]]:
+def revealed_problems(env: Any, effects: list[Effect], obs: Observation, close: bool = True
+                      ) -> tuple[Observation, dict[int, str]]:
     """The problems of the `reveal` effects among `effects`, by index: each distinct reveal path (the
     clicks that open the closed menu) is opened once for all effects that share it (the languages of one
-    submenu), looked at until all of them hold or 8 looks pass (a menu may still be opening), and closed."""
+    submenu), looked at until their items are on screen (a menu may still be opening; 8 looks at most),
+    and closed. An item on screen shows its state at once: looking again for a state that does not hold
+    (every negative control) had cost a quarter of a mousepad exploration's time. Not `close`: the
+    last group's menus are left open (a verification replay, which a reset follows)."""
     groups: dict[str, list[int]] = {}
     for i, eff in enumerate(effects):
         if eff.reveal and eff.check(obs) is not None:
             groups.setdefault(json.dumps(eff.reveal, sort_keys=True), []).append(i)
     missed: dict[int, str] = {}
-    for idxs in groups.values():
+    for n, idxs in enumerate(groups.values()):
         opened = 0
         for a in effects[idxs[0]].reveal:
             scroll = a.get("kind") == "scroll"  # a long menu scrolled to the item (skills.runner does the same)
@@ -364,11 +374,14 @@ def revealed_problems(env: Any, effects: list[Effect], obs: Observation) -> tupl
             env.act(action_from_dict({k: v for k, v in a.items() if k != "target"} | {"x": x, "y": y}))
             opened += not scroll
             obs = env.observe()
-        else:
+        else:  # the menu may still be opening: look again until its items are on screen (8 looks at most)
             looks = 8
-            while any(effects[i].check(obs) is not None for i in idxs) and looks:
+            while looks and not all(_on_screen(effects[i], obs) for i in idxs) and \
+                    any(effects[i].check(obs) is not None for i in idxs):
                 obs, looks = env.observe(), looks - 1
             missed.update({i: p for i in idxs if (p := effects[i].check(obs)) is not None})
+        if not close and n == len(groups) - 1:
+            break
         for _ in range(opened):
             env.act(Key(key="esc"))
         obs = env.observe()

@@ -324,9 +324,8 @@ class Explorer(Navigator):
         if ok and effect in ("no_change", "known_state", "value_change") and cand.kind == "click":
             self._plain_checks = self._plain_checks or plain_checks(self._pre)
             probed = probe_menu(self, st, cand.el, new, self._plain_checks, self._pre)  # reopen its menu
-            if probed:
+            if probed:  # `new` stays the screen the click left (the probe left its menu open)
                 effects, effect = [*effects, *probed], "value_change" if effect == "no_change" else effect
-                new = self._obs
         opened = any(e.kind == "menu_opened" and not e.inherited for e in effects)
         in_ctx = "~" in key.exact
         base = _mode_depth(st)  # a mode's screen counts as a start screen: its menus are as deep as the root's

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from cua.actions import Key
 from cua.perception.elements import Observation, UIElement
 from skills.effects import Effect, is_menu_item, pixel_mark
 from skills.graph import is_visible
@@ -59,11 +58,6 @@ def probe_menu(ex: Any, st: dict[str, Any], el: UIElement, new: Observation,
                   state="enabled", before=siblings[e.signature], after=is_enabled(e), reveal=reveal)
            for e in obs.elements if e.signature in siblings and is_visible(e, obs.size)
            and is_enabled(e) != siblings[e.signature]]
-    for _ in range(len(opens) + 1):  # close what the probe opened
-        if not any(is_menu_item(e) and is_visible(e, obs.size) for e in obs.elements):
-            break
-        ex.act(Key(key="esc"))
-        obs = ex.observe()
     if (toggleish or mark is not None) and after is not None and after != before:
         out.insert(0, Effect(kind="state", signature=el.signature, role=el.role.lower(),
                              name=" ".join(el.name.split()), state="checked", before=before, after=after,

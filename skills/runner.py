@@ -139,12 +139,14 @@ def step_cue(skill: Skill, i: int) -> Cue | None:
 
 def run_skill(skill: Skill, env: Any, args: dict[str, Any] | None = None, library: Any = None,
               check_pre: bool = False, obs: Observation | None = None, _depth: int = 0,
-              grounder: Regrounder | None = None, post_timeout: float = POST_TIMEOUT) -> SkillRunResult:
+              grounder: Regrounder | None = None, post_timeout: float = POST_TIMEOUT,
+              close_reveals: bool = True) -> SkillRunResult:
     """Replay `skill` on `env` now; ok when every step ran and the postcondition holds.
 
     `obs`: a fresh observation of the current screen, if the caller has one (saves a look).
     `grounder`: the sources replay may use (default all: a11y, then OCR, detector and crops).
     `post_timeout`: how long a postcondition that does not hold yet may take to show (bounded polling).
+    `close_reveals`: close the menu reopened to check an effect hidden in it (not when a reset follows).
     """
     grounder = grounder or Regrounder()
     log: list[dict[str, Any]] = []
@@ -222,7 +224,7 @@ def run_skill(skill: Skill, env: Any, args: dict[str, Any] | None = None, librar
     waited = time.monotonic() - t
     problems = condition_problems(post, obs)
     if ok and any(e.reveal for e in post.effects):  # effects hidden in a closed menu: reopen it to look
-        obs, problems = check_revealed(env, post.effects, obs)
+        obs, problems = check_revealed(env, post.effects, obs, close_reveals)
         ok = not problems
     err = None if ok else f"postcondition of {skill.name!r} fails: {'; '.join(problems[:3])}"
     return SkillRunResult(ok=ok, error=err, steps=results, observation=obs, grounding=log, post_wait=waited)

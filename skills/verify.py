@@ -51,9 +51,11 @@ def control_wait(seen: float) -> float:
 
 
 def _replay(ex: Any, skill: Skill, post_timeout: float = POST_TIMEOUT) -> Any:
-    """One run from a fresh reset (state a hidden dialog kept must not leak into the next run)."""
+    """One run from a fresh reset (state a hidden dialog kept must not leak into the next run); a menu
+    reopened to check its effect is left open (what follows starts with a reset, or proves its state)."""
     ex.reset()
-    res = run_skill(skill, ex.env, library=ex.lib, obs=ex._obs, post_timeout=post_timeout)  # ex.env counts
+    res = run_skill(skill, ex.env, library=ex.lib, obs=ex._obs, post_timeout=post_timeout,  # ex.env counts
+                    close_reveals=False)
     ex._obs = res.observation if res.observation is not None else ex.observe()
     return res
 
@@ -189,7 +191,7 @@ def verify_batch(ex: Any, names: list[str]) -> dict[str, str]:
         held = {s.name for s in members if not condition_problems(s.postcondition, obs)}
         hidden = [(s.name, e) for s in members if s.name in held for e in s.postcondition.effects if e.reveal]
         if res.ok and hidden:  # a language's check mark: its menu opened once for the whole group
-            obs, missed = revealed_problems(ex.env, [e for _, e in hidden], obs)
+            obs, missed = revealed_problems(ex.env, [e for _, e in hidden], obs, close=False)
             held -= {hidden[i][0] for i in missed}
         ex._obs = obs
         for s in members:
