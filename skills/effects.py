@@ -19,7 +19,7 @@ from cua.actions import Key, Target, action_from_dict
 from cua.perception.elements import Observation, UIElement
 from cua.perception.ground import GroundingError, ground
 from cua.perception.visual_check import row_mark
-from skills.profile import is_enabled
+from skills.profile import is_enabled, scrolled_already
 
 EffectKind = Literal["text", "state", "window_opened", "window_closed", "title", "focus", "appeared",
                      "disappeared", "menu_opened"]
@@ -363,16 +363,15 @@ def revealed_problems(env: Any, effects: list[Effect], obs: Observation, close: 
     for n, idxs in enumerate(groups.values()):
         opened = 0
         for a in effects[idxs[0]].reveal:
-            scroll = a.get("kind") == "scroll"  # a long menu scrolled to the item (skills.runner does the same)
+            if scrolled_already(a, obs):  # a long menu that kept its offset (skills.runner does the same)
+                continue
             try:
                 x, y = ground(Target.model_validate(a["target"]), obs).point
             except (GroundingError, KeyError, ValueError) as e:
-                if scroll:
-                    continue  # the item it scrolled to is gone: the menu kept its offset, scrolled already
                 missed.update({i: f"cannot reveal {effects[i].name!r}: {e}" for i in idxs})
                 break
             env.act(action_from_dict({k: v for k, v in a.items() if k != "target"} | {"x": x, "y": y}))
-            opened += not scroll
+            opened += a.get("kind") != "scroll"
             obs = env.observe()
         else:  # the menu may still be opening: look again until its items are on screen (8 looks at most)
             looks = 8

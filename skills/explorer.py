@@ -31,13 +31,13 @@ from skills.graph import StateKey, UIGraph, base_key, is_visible, state_key, vis
 from skills.library import SkillLibrary
 from skills.navigate import CLOSE_WORDS, BudgetExhausted, CountingEnv, Navigator
 from skills.probe import plain_checks, probe_menu, since_context
-from skills.profile import Profile, clean_name, is_enabled, scroll_edge, shown_name
+from skills.profile import Profile, clean_name, is_enabled, scroll_edge, shown_name, under_arrows
 from skills.profile import candidates as clickable
 from skills.units import unit_skill
 from skills.verify import verify_batch, verify_skill
 
 VERIFY_BATCH = 6  # skills verified together: skills that share a negative control share its run
-SCROLL_NOTCHES = 2  # per scroll of a long menu: less than a screenful, so no item is skipped
+SCROLL_ITEMS = 5  # a long menu scrolls by a screen less this many items: they show before and after
 ERROR_WORDS = ("error", "warning", "failed", "cannot", "could not")
 # What only closes the app or a document: denied by the default profile, tried in a sandbox, whose app
 # the explorer restarts (its skill: the window closes)
@@ -246,7 +246,8 @@ class Explorer(Navigator):
         tried = self.graph.tried(key)
         if only is not None and st["prefix"] and st["prefix"][-1].get("context") == "mode":
             only |= self._mode_extras(self._obs)
-        cands = candidates(self._obs, self.profile, only, depth)
+        covered = under_arrows(self._obs)  # a long menu's items under its scroll arrows: clear after a scroll
+        cands = [c for c in candidates(self._obs, self.profile, only, depth) if c.el.signature not in covered]
         if "~" in key.exact and names:  # inside a value context: what is verified already is not redone
             done = self._verified_pairs()
             cands = [c for c in cands if (names[-1], c.label) not in done or _opens_submenu(c)]
@@ -271,7 +272,7 @@ class Explorer(Navigator):
                 self.note(f"state {' › '.join(names)}: branching limit {self.budget.max_branch} reached")
                 break
             steps = steps_for(cand) if cand.kind != "scroll" else \
-                [{**steps_for(Candidate(cand.el, "click"))[0], "kind": "scroll", "dy": SCROLL_NOTCHES}]
+                [{**steps_for(Candidate(cand.el, "click"))[0], "kind": "scroll", "dy": 1}]
             if cand.kind != "scroll" and self.profile.denied(shown_name(cand.el)) and not _closes_dialog(cand.el, self._obs) \
                     and not (self.disposable and ENDS_APP.search(shown_name(cand.el))):
                 self.graph.add_transition(key, cand.key, steps[0], None, "denied")
@@ -293,10 +294,10 @@ class Explorer(Navigator):
             return False, None
         x, y = cur.center
         ok, point = True, [x, y]
+        if cand.kind == "scroll":
+            return self.scroll_page(cur, steps[0]), point
         for i, a in enumerate(steps):
-            if cand.kind == "scroll":
-                action = Scroll(x=x, y=y, dy=SCROLL_NOTCHES)
-            elif a["kind"] == "right_click":
+            if a["kind"] == "right_click":
                 action = RightClick(x=x, y=y)
             elif "target" in a:
                 action = action_from_dict({k: v for k, v in a.items() if k != "target"} | {"x": x, "y": y})
@@ -306,6 +307,22 @@ class Explorer(Navigator):
                     point = [a["x"], a["y"]]
             ok &= self.act(action, explore=i == 0)
         return ok, point
+
+    def scroll_page(self, el: UIElement, step: dict[str, Any]) -> bool:
+        """Scroll a long menu at item `el` by a screen less SCROLL_ITEMS items: one notch first, to see how
+        far a notch moves it (GTK: 15 px), then the rest. `step` records the notches: a replay from a
+        fresh menu scrolls the same, and a menu that kept its offset no longer shows `el` (not scrolled
+        again: skills.profile.scrolled_already)."""
+        x, y = el.center
+        ok = self.act(Scroll(x=x, y=y, dy=1), explore=True)
+        obs = self.observe()
+        now = obs.by_signature(el.signature)
+        moved = el.bbox[1] - now.bbox[1] if now is not None and is_visible(now, obs.size) else 0
+        notches = max(1, (obs.size[1] - SCROLL_ITEMS * el.bbox[3]) // moved) if ok and moved > 0 else 1
+        if notches > 1:
+            ok &= self.act(Scroll(x=x, y=y, dy=notches - 1))
+        step["dy"] = notches
+        return ok
 
     def try_candidate(self, st: dict[str, Any], path: list[tuple[StateKey, dict[str, Any] | None]],
                       cand: Candidate, steps: list[dict[str, Any]]) -> None:
@@ -368,7 +385,7 @@ class Explorer(Navigator):
         if effect == "new_state" and not ctx and not opened and cand.kind == "click" and self._is_mode(new):
             rec = {**rec, "context": "mode"}
         if effect == "new_state":
-            cand_sigs = sorted(visible_signatures(new) - visible_signatures(self._pre)
+            cand_sigs = sorted(visible_signatures(new) - (visible_signatures(self._pre) - under_arrows(self._pre))
                                - visible_signatures(self.start_obs))  # the start state's own controls
             self.graph.add_state(new_key, new, depth + 1 if cand.kind != "scroll" else st["depth"],
                                  st["prefix"] + [rec], child_names,

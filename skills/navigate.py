@@ -16,7 +16,7 @@ from cua.env.base import EnvError
 from cua.perception.elements import Observation
 from skills.effects import element_text, slots, volatile_slots_of
 from skills.graph import StateKey, _digest, base_key, is_visible, state_key, visible_signatures
-from skills.profile import candidates, clean_name
+from skills.profile import candidates, clean_name, scrolled_already
 
 CLOSE_WORDS = ("close", "cancel")
 
@@ -146,7 +146,12 @@ class Navigator:
         obs = self._obs
         for s in steps:
             a = s["action"]
-            if fast and "point" in s:
+            if a["kind"] == "scroll":  # a long menu: scrolled only where it does not show that part already
+                obs = self.observe()
+                if scrolled_already(a, obs):
+                    continue
+                x, y = obs.by_signature(a["target"]["signature"]).center
+            elif fast and "point" in s:
                 x, y = s["point"]
             else:
                 obs = self.observe()

@@ -124,7 +124,45 @@ def _inside(inner: tuple[int, int, int, int], outer: tuple[int, int, int, int]) 
 
 
 def scroll_edge(obs: Observation) -> UIElement | None:
-    """The menu item cut by the bottom of the screen (its menu scrolls), if any."""
+    """Where to scroll a menu longer than the screen (one cut by the screen's bottom), if any: its item
+    nearest the screen's middle. Not the cut item: that one lies under the menu's scroll arrow, and GTK
+    scrolls a menu to its end while the pointer rests on the arrow, so the items between never show."""
     items = [e for e in obs.elements if "menu item" in e.role and is_visible(e, obs.size)]
     cut = [e for e in items if obs.size[1] and e.bbox[1] + e.bbox[3] >= obs.size[1] - 2]
-    return max(cut, key=lambda e: e.bbox[1]) if cut else None
+    if not cut:
+        return None
+    menu = max(cut, key=lambda e: e.bbox[1]).path
+    clear = [e for e in items if e.path == menu and e.signature not in under_arrows(obs)]
+    return min(clear, key=lambda e: abs(e.center[1] - obs.size[1] / 2)) if clear else None
+
+
+def under_arrows(obs: Observation) -> set[str]:
+    """Menu items a long menu's scroll arrows cover (within an item's height of the screen's bottom
+    while the menu is cut there, of its top once it is scrolled): a click there scrolls, it does not
+    choose. A scroll moves them clear (skills.explorer scrolls by a screen less a few items)."""
+    height = obs.size[1]
+    menus: dict[tuple[str, ...], list[UIElement]] = {}
+    hidden: set[tuple[str, ...]] = set()  # menus with rows off screen (GTK lists them with no size)
+    for e in obs.elements:
+        if "menu item" in e.role:
+            if is_visible(e, obs.size):
+                menus.setdefault(tuple(e.path), []).append(e)
+            else:
+                hidden.add(tuple(e.path))
+    out = set()
+    for path, items in menus.items():
+        band = sorted(e.bbox[3] for e in items)[len(items) // 2]
+        bottom = any(e.bbox[1] + e.bbox[3] >= height - 2 for e in items)
+        top = any(e.bbox[1] <= 2 and (e.bbox[3] < band or path in hidden) for e in items)  # scrolled
+        out |= {e.signature for e in items if (bottom and e.bbox[1] + e.bbox[3] > height - band)
+                or (top and e.bbox[1] < band)}
+    return out
+
+
+def scrolled_already(action: dict, obs: Observation) -> bool:
+    """A long menu's scroll step whose item is not on screen: the menu kept its offset from an earlier
+    opening (GTK does) and shows that part already; scrolling again would pass the items to click."""
+    if action.get("kind") != "scroll":
+        return False
+    el = obs.by_signature((action.get("target") or {}).get("signature", ""))
+    return el is None or not is_visible(el, obs.size)

@@ -15,6 +15,7 @@ from cua.perception.ground import GroundingError
 from cua.perception.regrounding import Cue, Regrounder, tree_missing
 from skills.effects import check_revealed, effect_problems
 from skills.graph import is_visible
+from skills.profile import scrolled_already
 from skills.skill import Condition, Skill
 
 POST_TIMEOUT = 4.0  # seconds a postcondition may take to show after the last step (slow, loaded machines)
@@ -185,9 +186,10 @@ def run_skill(skill: Skill, env: Any, args: dict[str, Any] | None = None, librar
         target = raw.get("target") or {}
         sig = target.get("signature")
         if sig and not tree_missing(obs):  # the element may still be appearing (a menu opening): wait for it, bounded
-            obs, found = wait_for(env, lambda o, sig=sig: o.by_signature(sig) is not None, 0.6, obs)
-            if not found and raw.get("kind") == "scroll":
-                continue  # a scroll that reveals items of a long list: the list is elsewhere already
+            obs, found = wait_for(env, lambda o, sig=sig, raw=raw: o.by_signature(sig) is not None
+                                  and not scrolled_already(raw, o), 0.6, obs)  # a scroll's row: on screen
+            if scrolled_already(raw, obs):
+                continue  # a scroll that reveals items of a long menu: the menu shows them already
             if not found:  # in a scrolled list (menus keep their offset): scroll it to the target
                 obs, found = scroll_to(env, target, obs)
             if not found:
