@@ -49,7 +49,8 @@ _VERB = re.compile(r"^(?:please\s+)?(turn on|turn off|switch on|switch off|switc
                    r"duplicate|move|indent|exit|quit|calculate|compute|clear|reset|load|export|import|lose|ditch|drop)\b",
                    re.IGNORECASE)
 _OFF = re.compile(r"\b(turn(?:ed)?\s+off|switch(?:ed)?\s+off|disable|hide|hidden|deactivate|get rid of|lose|ditch|"
-                  r"stop (?:showing|displaying|using)|(?:don't|do not|no longer) (?:show|display|want|need)|"
+                  r"stop \w+ing|(?:don't|do not|no longer) (?:show|display|want|need)|shouldn't|should not|"
+                  r"mustn't|must not|"
                   r"no more|without|remove|take away|take off|take (?:\w+ ){1,5}off\b(?! to)|never use|switch \w+(?: \w+)? off|turn \w+(?: \w+)? off|"
                   r"make \w+(?: \w+)? (?:go away|disappear)|unset|uncheck|untick)\b", re.IGNORECASE)
 _ON = re.compile(r"\b(turn(?:ed)?\s+on|switch(?:ed)?\s+on|enable|show|display|activate|reveal|unhide|"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections import Counter
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -62,14 +63,33 @@ def fill(value: Any, args: dict[str, Any]) -> Any:
     return value
 
 
-def condition_problems(cond: Condition, obs: Observation) -> list[str]:
-    """What in `obs` contradicts a condition (empty when it holds)."""
+def loose(signature: str) -> str:
+    """A signature less its ancestors' names and its sibling number: a new tab is 'page tab:Untitled'
+    under a tab list named after whichever document is current ('page tab list:notes.txt')."""
+    *up, own = signature.split("/")
+    return "/".join([*(p.split(":", 1)[0] for p in up), re.sub(r"#\d+$", "", own)])
+
+
+def _arrived(obs: Observation, start: Observation | None) -> set[str]:
+    """The loose signatures shown more often in `obs` than in `start`: elements that arrived since."""
+    if start is None:
+        return set()
+    before, after = (Counter(loose(e.signature) for e in o.elements if is_visible(e, o.size)) for o in (start, obs))
+    return set(after - before)
+
+
+def condition_problems(cond: Condition, obs: Observation, start: Observation | None = None) -> list[str]:
+    """What in `obs` contradicts a condition (empty when it holds). With `start` (the screen before the
+    run), an element that should be present or appear counts as there when one of its role and name,
+    under ancestors of the same roles, arrived since: the names around it depend on the document."""
     vis = {e.signature for e in obs.elements if is_visible(e, obs.size)}
-    out = [f"missing {s!r}" for s in cond.present if s not in vis]
+    new = _arrived(obs, start)
+    out = [f"missing {s!r}" for s in cond.present if s not in vis and loose(s) not in new]
     out += [f"unexpected {s!r}" for s in cond.absent if s in vis]
     if cond.window_title and cond.window_title.lower() not in (obs.window_title or "").lower():
         out.append(f"window title {obs.window_title!r} lacks {cond.window_title!r}")
-    return out + effect_problems([e for e in cond.effects if not e.reveal], obs)
+    return out + effect_problems([e for e in cond.effects if not e.reveal and not (
+        e.kind == "appeared" and e.signature not in vis and loose(e.signature) in new)], obs)
 
 
 def wait_for(env: Any, pred, timeout: float = 2.0, obs: Observation | None = None) -> tuple[Observation, bool]:
@@ -222,9 +242,9 @@ def run_skill(skill: Skill, env: Any, args: dict[str, Any] | None = None, librar
         return SkillRunResult(ok=not problems, error=err, steps=results, observation=obs, grounding=log,
                               post_source="visual")
     t = time.monotonic()
-    obs, ok = wait_for(env, lambda o: not condition_problems(post, o), post_timeout, obs)  # slow, loaded machines
+    obs, ok = wait_for(env, lambda o: not condition_problems(post, o, start), post_timeout, obs)  # loaded machines
     waited = time.monotonic() - t
-    problems = condition_problems(post, obs)
+    problems = condition_problems(post, obs, start)
     if ok and any(e.reveal for e in post.effects):  # effects hidden in a closed menu: reopen it to look
         obs, problems = check_revealed(env, post.effects, obs, close_reveals)
         ok = not problems

@@ -459,6 +459,9 @@ def test_off_is_not_asked_of_a_key_that_only_changes_a_value():
     group = key.model_copy(update={"name": "View › Buttons › Display Control", "postcondition": Condition(
         effects=[Effect(kind="disappeared", role="push button", name="<-")])})
     assert polarity("take them off the keypad") == "off" and polarity("I never use backspace") == "off"
+    # a feature that should not happen is off ("lines shouldn't wrap", "stop colouring the keywords")
+    assert polarity("Long lines shouldn't fold onto the next row") == "off"
+    assert polarity("Stop colouring the keywords in different shades") == "off"
     # a purpose clause says why, not what to switch off
     assert polarity("lock this document so I can read it without typing into it") is None
     assert polarity("turn off word wrap so I can see the long lines") == "off"

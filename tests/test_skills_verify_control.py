@@ -15,7 +15,7 @@ from cua.perception.elements import Observation, UIElement
 from skills.candidates import neutral_point
 from skills.effects import Effect, revealed_problems
 from skills.library import SkillLibrary
-from skills.runner import POST_TIMEOUT, SkillRunResult
+from skills.runner import POST_TIMEOUT, SkillRunResult, condition_problems
 from skills.skill import Condition, Skill, SkillStep
 
 
@@ -192,3 +192,23 @@ def test_a_scroll_on_the_way_to_a_hidden_effect_scrolls_or_is_skipped():
         "signature": _el("check menu item", "AsciiDoc", (0, 0, 1, 1)).signature}}]})
     _, missed = revealed_problems(env, [shown], env.observe())
     assert missed == {} and env.log == ["click", "scroll", "key"]
+
+
+def test_a_new_tab_counts_under_a_tab_list_named_after_another_document():
+    """Explored on an untitled document, featherpad's New adds 'page tab:Untitled#2' under a tab list
+    named 'Untitled'. With a file open, the tab list is named after the file and the new tab is the
+    first 'Untitled': the same element arrived, under other names. It counts when it arrived during the
+    run; without a new tab the postcondition still fails."""
+    def tabs(*names: str) -> Observation:
+        els = [_el("frame", "", (0, 0, 1280, 800))]
+        els += [UIElement(id=f"t{i}", role="page tab", name=n, bbox=(i * 100, 70, 100, 25), source="a11y",
+                          signature=f"application:FeatherPad/frame:/page tab list:{names[0]}/page tab:{n}")
+                for i, n in enumerate(names)]
+        return Observation(size=(1280, 800), elements=els)
+
+    sig = "application:FeatherPad/frame:/page tab list:Untitled/page tab:Untitled#2"
+    post = Condition(present=[sig], effects=[Effect(kind="appeared", signature=sig, role="page tab", name="Untitled")])
+    start, after = tabs("notes.txt"), tabs("notes.txt", "Untitled")
+    assert condition_problems(post, after, start) == []
+    assert condition_problems(post, after)  # no start: the exact names are asked for
+    assert condition_problems(post, start, start)  # nothing arrived
