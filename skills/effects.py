@@ -166,13 +166,27 @@ class Effect(BaseModel):
         if self.kind in ("window_closed", "disappeared"):
             return f"{self.role} {self.name!r} is still shown" if self.signature in by_sig else None
         if self.kind == "title":
-            return None if str(self.after or "") == _words(obs.window_title) else \
+            return None if title_changed(self.before, self.after, obs.window_title) else \
                 f"window title is {obs.window_title!r}, expected {self.after!r}"
         if self.kind == "focus":
             el = by_sig.get(self.signature)
             return None if el is not None and "focused" in el.states else f"{self.name!r} does not have the focus"
         missing = [m for m in self.members if m not in by_sig]  # menu_opened
         return None if self.members and not missing else f"menu {self.name!r} is not open"
+
+
+def title_changed(before: Any, after: Any, title: str) -> bool:
+    """Whether `title` shows the change from `before` to `after`: the very title, or, when the change
+    was in words (' [Viewer Mode]' added), a title with the words it added and without those it dropped.
+    What the rest of the title says (another document's name, '*' for unsaved changes) is not the
+    skill's effect."""
+    if str(after or "") == _words(title):
+        return True
+    if before is None:
+        return False
+    was, wanted, now = (Counter(re.findall(r"[\w']+", str(t or "").lower())) for t in (before, after, title))
+    added, dropped = wanted - was, was - wanted
+    return bool(added or dropped) and not (added - now) and all(now[w] <= wanted[w] for w in dropped)
 
 
 def effect_problems(effects: Iterable[Effect], obs: Observation) -> list[str]:

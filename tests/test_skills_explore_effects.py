@@ -184,3 +184,19 @@ def test_an_element_named_by_a_time_of_day_is_no_part_of_a_postcondition():
                        diff_effects(pre, new))
     assert not any("16:30" in s for s in skill.postcondition.present)
     assert [e.name for e in skill.postcondition.effects] == ["New Folder"]
+
+
+def test_a_title_effect_is_the_words_it_changed():
+    """Viewer Mode explored on a clean document adds ' [Viewer Mode]' to 'Untitled 1 - Mousepad'. Run
+    on a document with unsaved changes the title starts with '*': the change is there all the same.
+    The title without the added words, or with the dropped ones, is not the effect."""
+    from skills.effects import title_changed
+
+    before, after = "Untitled 1 - Mousepad", "Untitled 1 [Viewer Mode] - Mousepad"
+    assert title_changed(before, after, after)
+    assert title_changed(before, after, "*Untitled 1 [Viewer Mode] - Mousepad")
+    assert title_changed(before, after, "notes.txt [Viewer Mode] - Mousepad")  # another document, same change
+    assert not title_changed(before, after, "*Untitled 1 - Mousepad")
+    assert title_changed("Untitled 1 - Mousepad", "Untitled 2 - Mousepad", "*Untitled 2 - Mousepad")
+    assert not title_changed("Untitled 1 - Mousepad", "Untitled 2 - Mousepad", "Untitled 1 - Mousepad")
+    assert not title_changed(None, after, "*" + after)  # no before stored: the very title
