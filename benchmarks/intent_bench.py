@@ -194,7 +194,7 @@ def main() -> None:
         res["scores"] = {m: {s: score([r for r in res["rows"][m] if r["split"] == s], executed)
                              for s in SPLITS} for m in METHODS}
         results["apps"][app] = res
-        for s in SPLITS:
+        for s in splits:  # the splits decided and run (the others' scores are empty)
             f, d, b, h = (res["scores"][m][s] for m in METHODS)
             key = "covered_passed" if executed else "right_decisions"
             if f["covered"]:
