@@ -131,8 +131,8 @@ def scroll_edge(obs: Observation) -> UIElement | None:
     cut = [e for e in items if obs.size[1] and e.bbox[1] + e.bbox[3] >= obs.size[1] - 2]
     if not cut:
         return None
-    menu = max(cut, key=lambda e: e.bbox[1]).path
-    clear = [e for e in items if e.path == menu and e.signature not in under_arrows(obs)]
+    menu, covered = max(cut, key=lambda e: e.bbox[1]).path, under_arrows(obs)
+    clear = [e for e in items if e.path == menu and e.signature not in covered]
     return min(clear, key=lambda e: abs(e.center[1] - obs.size[1] / 2)) if clear else None
 
 

@@ -83,7 +83,8 @@ def condition_problems(cond: Condition, obs: Observation, start: Observation | N
     run), an element that should be present or appear counts as there when one of its role and name,
     under ancestors of the same roles, arrived since: the names around it depend on the document."""
     vis = {e.signature for e in obs.elements if is_visible(e, obs.size)}
-    new = _arrived(obs, start)
+    wanted = [*cond.present, *(e.signature for e in cond.effects if e.kind == "appeared")]
+    new = _arrived(obs, start) if any(s not in vis for s in wanted) else set()  # polled: only when needed
     out = [f"missing {s!r}" for s in cond.present if s not in vis and loose(s) not in new]
     out += [f"unexpected {s!r}" for s in cond.absent if s in vis]
     if cond.window_title and cond.window_title.lower() not in (obs.window_title or "").lower():
