@@ -53,6 +53,17 @@ def calc_lib(tmp_path):
     ("what is seven times eight", "7 times 8 equals", 56),
     ("calculate 3.5 + 1.25", "3 . 5 plus 1 . 2 5 equals", 4.75),
     ("what's 2 to the power of 10", "2 power 1 0 equals", 1024),
+    ("what is forty-two plus three hundred and five", "4 2 plus 3 0 5 equals", 347),
+    ("how much is 3.2 lots of 5?", "3 . 2 times 5 equals", 16),
+    ("if 91 gets split evenly seven ways, how much is each share?", "9 1 divide 7 equals", 13),
+    ("how many times does 7 go into 91", "9 1 divide 7 equals", 13),
+    ("what is 10 less than 30", "3 0 minus 1 0 equals", 20),
+    ("double 17", "1 7 times 2 equals", 34),
+    ("turn 43 into a negative number", "4 3 negate", -43),
+    ("take the square root of 144, then flip its sign", "1 4 4 sqrt negate", -12),
+    ("take 58, then flip its sign", "5 8 negate", -58),
+    ("add 2 and 3, then multiply by 4", "2 plus 3 equals times 4 equals", 20),
+    ("7 times 6 and then add 8 to it", "7 times 6 equals plus 8 equals", 50),
 ])
 def test_a_calculation_in_words_is_its_keys_and_result(text, keys, result):
     calc = calculation(text)
@@ -63,7 +74,9 @@ def test_a_calculation_in_words_is_its_keys_and_result(text, keys, result):
 
 @pytest.mark.parametrize("text", ["I need to multiply two 3x3 matrices together", "convert 100 US dollars into euros",
                                   "plot y = x squared as a graph", "set the tab width to 4", "divide 1 by 0",
-                                  "change every occurrence of one phrase into a different one"])
+                                  "change every occurrence of one phrase into a different one", "58",
+                                  "add 2 and 3, then save the file", "what is 4 and then some",
+                                  "how many days are there between the 3rd of march and the 19th of august"])
 def test_a_request_with_more_than_a_calculation_in_it_is_none(text):
     assert calculation(text) is None
 

@@ -51,16 +51,17 @@ def covered(req: DevRequest, library: Any) -> bool:
 
 def verdict(req: DevRequest, decision: Any, library: Any) -> str:
     """right (ran the expected skills) | wrong (ran something else) | refused. A calculation is right when
-    the keys that operate on its numbers (not the digits) include every expected one: "17 times 23"
-    may name its "×", its "=" or both."""
+    its keys include every expected one: "17 times 23" may name its "×", its "=" or both, "enter 9 and
+    take its square root" its 9 and its square root key."""
     if decision.kind != "skill":
         return "refused"
     if not covered(req, library):
         return "wrong"
     ran = _collapse([c.skill for c in decision.calls if not c.entry] if decision.calls else [decision.skill])
     want = _collapse([expected_skill(n, library) for n in req.expect])
-    if decision.calculation is not None:  # "17 times 23" names its operator, or the "=" that gives the result
-        return "right" if set(want) <= set(ran) else "wrong"
+    if decision.calculation is not None:
+        keys = {_group(c.skill) for c in decision.calls}
+        return "right" if set(want) <= keys else "wrong"
     return "right" if ran == want else "wrong"
 
 
