@@ -420,6 +420,8 @@ def test_quitting_the_application_is_not_a_dialogs_close_button():
     assert _quits_app("I'm done, shut the editor down", close, "mousepad")
     assert not _quits_app("close the find and replace dialog", close, "mousepad")
     assert not _quits_app("close mousepad", Skill(name="File › Quit", app="mousepad"), "mousepad")
+    dialog_close = Skill(name="Save/Restore Session › Close", app="featherpad", extra={"role": "push button"})
+    assert _quits_app("close the editor", dialog_close, "featherpad")  # a tool-bar button's dialog, one level
 
 
 def test_a_value_the_chosen_skill_would_leave_unused_is_refused_numbers_too(lib):

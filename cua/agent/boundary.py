@@ -332,11 +332,13 @@ _QUIT_APP = re.compile(r"\b(?:close|exit|quit|shut|leave|terminate)\b(?:\s+down)
 
 
 def _quits_app(text: str, skill: Any, app: str) -> bool:
-    """The request is to quit the application, and the skill is not a top-level Quit/Exit/Close item."""
+    """The request is to quit the application, and the skill is not a top-level Quit/Exit/Close item (a
+    menu's, not the button of a dialog that a menu item or a tool-bar button opened)."""
     if not _QUIT_APP.search(retrieval_text(parse_clause(text), app)):
         return False
-    path = ui_path(skill)
-    return not (len(path) <= 2 and re.fullmatch(r"(?:quit|exit|close)(?: window)?", _last_label(skill)))
+    path, role = ui_path(skill), str(skill.extra.get("role") or "menu item")
+    return not (len(path) <= 2 and "menu" in role and re.fullmatch(r"(?:quit|exit|close)(?: window)?",
+                                                                     _last_label(skill)))
 
 
 def _unverified_rival(cands: list[Any], best: Any) -> Any:
