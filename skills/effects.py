@@ -73,10 +73,10 @@ def element_text(el: UIElement) -> str:
 
 def slots(obs: Observation) -> dict[str, UIElement]:
     """Visible elements by a name-free identity (ancestor path + role + order), so a display whose text
-    changed is still 'the same element'."""
+    changed is still 'the same element' (the tree's, where there is one: OCR'd text would shift the order)."""
     seen: Counter[str] = Counter()
     out: dict[str, UIElement] = {}
-    for e in obs.elements:
+    for e in obs.structural():
         if not _visible(e, obs.size):
             continue
         base = "/".join(e.path) + "|" + e.role.lower()
@@ -213,10 +213,11 @@ def is_menu_item(e: UIElement) -> bool:
 
 def diff_effects(old: Observation, new: Observation, volatile_slots: set[str] | frozenset[str] = frozenset(),
                  volatile_sigs: set[str] | frozenset[str] = frozenset(), limit: int = 6) -> list[Effect]:
-    """The effects that explain old -> new, strongest first. Text diffs of slots known to change by
-    themselves (a clock) are left out; vanished menu items alone are not an effect."""
-    o_vis = {e.signature: e for e in old.elements if _visible(e, old.size) and e.signature}
-    n_vis = {e.signature: e for e in new.elements if _visible(e, new.size) and e.signature}
+    """The effects that explain old -> new, strongest first (the tree's elements, where there is one). Text
+    diffs of slots known to change by themselves (a clock) are left out; vanished menu items alone are not
+    an effect."""
+    o_vis = {e.signature: e for e in old.structural() if _visible(e, old.size) and e.signature}
+    n_vis = {e.signature: e for e in new.structural() if _visible(e, new.size) and e.signature}
     out: list[Effect] = []
     # windows and dialogs
     for sig, e in n_vis.items():

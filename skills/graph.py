@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cua.perception.elements import Observation, UIElement
+from cua.perception.elements import STRUCTURED_SOURCES, Observation, UIElement
 
 # States of an element that change what the UI is (not focus/hover, which flicker).
 KEY_STATES = ("checked", "selected", "expanded", "pressed", "disabled", "insensitive")
@@ -71,12 +71,16 @@ def _abstract_name(role: str, name: str) -> str:
 def state_key(obs: Observation, volatile_roles: Iterable[str] = VOLATILE_ROLES) -> StateKey:
     """Exact + abstract keys of an observation (visible elements only; free text left out).
 
-    Dynamic content is abstracted so the graph neither explodes nor merges distinct states: free-text
+    Dynamic content is abstracted so the graph neither explodes nor merges distinct states: where the
+    screen has an accessibility tree or a DOM, only their elements count (OCR and the detector add what
+    the pixels showed at one instant: a closing menu, a tooltip, a misread digit), and not the active
+    window's title, which the tree's windows carry and which lags a dialog's opening; free-text
     names (clocks, counters, documents) are left out, a long list keeps its first items and a
     power-of-two bucket of its length, recent-file menu entries lose their file names.
     """
     volatile = {r.lower() for r in volatile_roles}
-    vis = [e for e in obs.elements if is_visible(e, obs.size)]
+    vis = [e for e in obs.structural() if is_visible(e, obs.size)]
+    structured = any(e.source in STRUCTURED_SOURCES for e in vis)
     exact_parts, abstract_parts = [], []
     per_list: dict[str, int] = {}
     for e in vis:
@@ -92,7 +96,9 @@ def state_key(obs: Observation, volatile_roles: Iterable[str] = VOLATILE_ROLES) 
         abstract_parts.append(_role_path(e))
     exact_parts += [f"{w}|items:{1 << (n - 1).bit_length()}" for w, n in per_list.items() if n > ITEMS_KEPT]
     title = obs.window_title or ""
-    exact = _digest([title, *sorted(exact_parts)])
+    # the tree names its windows itself; the active window's title lags a dialog's opening (the same
+    # dialog was keyed once under its parent's title, then under its own)
+    exact = _digest([*([] if structured else [title]), *sorted(exact_parts)])
     abstract = _digest(sorted(set(abstract_parts)))
     return StateKey(exact=exact, abstract=abstract, title=title)
 
@@ -108,13 +114,14 @@ def visible_signatures(obs: Observation) -> set[str]:
 
 
 def distinguishing(new: Observation, old: Observation | None, limit: int = 6) -> tuple[list[str], list[str]]:
-    """Signatures that appeared (present) and disappeared (absent) going old -> new; a postcondition.
+    """Signatures that appeared (present) and disappeared (absent) going old -> new; a postcondition
+    (the tree's, where there is one: Observation.structural).
 
     Controls, dialogs and menu items are preferred; free-text elements (whose names may be a clock or
     document content) are used only when nothing else changed.
     """
-    now = visible_signatures(new)
-    before = visible_signatures(old) if old is not None else set()
+    now = {e.signature for e in new.structural() if is_visible(e, new.size) and e.signature}
+    before = {e.signature for e in old.structural() if is_visible(e, old.size) and e.signature} if old else set()
     volatile = set(VOLATILE_ROLES)
     roles = {e.signature: e.role.lower() for e in [*(old.elements if old else []), *new.elements]}
 

@@ -172,7 +172,10 @@ def test_reset_gives_a_clean_app_with_stable_signatures(env):
     dirty = env.observe()
     assert dirty.window_title.startswith("*")  # the title changed, the signatures did not
     assert {e.signature for e in dirty.elements if e.role == "menu"} == before
+    menu = next(e for e in dirty.elements if e.role == "menu")
+    env.x.move(*menu.center)  # the pointer left over a control: the new window would show its tooltip
     obs = env.reset()
+    assert env.x.pointer() == (env.sandbox.size[0] - 1, env.sandbox.size[1] - 1)  # parked in the corner
     assert {e.signature for e in obs.elements if e.role == "menu"} == before
     assert text_value(env) == ""
     assert "Mousepad" in obs.window_title and not obs.window_title.startswith("*")

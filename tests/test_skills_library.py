@@ -50,6 +50,23 @@ def test_state_key_counts_visibility_and_ignores_free_text():
     assert state_key(clock1) == state_key(clock2)  # a self-changing label is one state
 
 
+def test_state_key_with_a_tree_ignores_pixels_and_the_active_windows_title():
+    """galculator's Preferences dialog was keyed once with the closing Edit menu still OCR'd on the frame and
+    the main window's title (the dialog not yet active), then without: one state, two keys, never reached
+    again. Where a tree is present only its elements count; without one, OCR and the title still do."""
+    def pixels(text: str, src: str = "ocr") -> UIElement:
+        return UIElement(id="e9", role="text", name=text, bbox=(300, 40, 80, 14), source=src, path=[])
+    dialog = (el("dialog", "galculator Preferences"), el("page tab", "Display", states=["selected"]))
+    opening = obs(*dialog, pixels("Cut Display Value"), pixels("Ctrl+x"), title="galculator")
+    settled = obs(*dialog, title="galculator Preferences")
+    assert state_key(opening) == state_key(settled)
+    other_tab = obs(dialog[0], el("page tab", "Display"), title="galculator Preferences")
+    assert state_key(other_tab) != state_key(settled)  # what the tree says still tells states apart
+    untitled = obs(pixels("File", "vision"), title="a.txt")  # no tree: pixels and the title are all there is
+    assert state_key(untitled) != state_key(obs(pixels("File", "vision"), title="b.txt"))
+    assert state_key(untitled) != state_key(obs(pixels("File", "vision"), pixels("Edit"), title="a.txt"))
+
+
 def test_distinguishing_signatures():
     old = obs(el("menu", "File"))
     new = obs(el("menu", "File"), el("dialog", "Find", path=[]), el("push button", "Close", path=["dialog:Find"]))

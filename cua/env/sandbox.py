@@ -348,6 +348,7 @@ class Sandbox:
                     continue
                 try:
                     if self._x.create_resource_object("window", wid).get_attributes().map_state == X.IsViewable:
+                        self._park_pointer()
                         return
                 except Exception:  # noqa: BLE001, S112 - the window vanished between list and query
                     continue
@@ -358,6 +359,13 @@ class Sandbox:
             time.sleep(0.02)
         raise EnvError(f"app {shlex.join(self.argv)!r} did not map a window within {self.timeout:.0f}s on "
                        f"{self.display}; is it a GUI app? (raise CUA_SANDBOX_TIMEOUT if the machine is slow)")
+
+    def _park_pointer(self) -> None:
+        """Rest the pointer in the screen's bottom-right corner, away from the app's controls: a pointer left
+        where the last run clicked (or the screen's centre, at the first start) hovers over a control of
+        the new window, whose tooltip then shows up in some looks at the start state and not in others."""
+        self._x.screen().root.warp_pointer(self.size[0] - 1, self.size[1] - 1)
+        self._x.sync()
 
     def _log_tail(self, name: str, n: int = 400) -> str:
         try:

@@ -54,6 +54,9 @@ def make_signature(role: str, name: str, path: list[str]) -> str:
     return f"{anc}/{role}:{name}" if anc else f"{role}:{name}"
 
 
+STRUCTURED_SOURCES = ("a11y", "dom")
+
+
 class Observation(BaseModel):
     """One look at the screen: the image, the elements found on it, and where it came from."""
 
@@ -84,6 +87,13 @@ class Observation(BaseModel):
 
     def by_signature(self, signature: str) -> UIElement | None:
         return next((e for e in self.elements if e.signature == signature), None)
+
+    def structural(self) -> list[UIElement]:
+        """The elements that say what the UI is: the accessibility tree's or the DOM's where the screen has
+        them (OCR and the detector then add what the pixels showed at one instant: a closing menu, a
+        tooltip, a misread digit), else all of them (an app without a tree)."""
+        tree = [e for e in self.elements if e.source in STRUCTURED_SOURCES]
+        return tree or list(self.elements)
 
     def image_hash(self) -> str:
         img = self.image()
