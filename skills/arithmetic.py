@@ -225,6 +225,7 @@ def calculation(request: str) -> Calculation | None:
     text = _WORD_NUM.sub(_number_words, without_remarks(request).lower().replace(",", " , "))
     text = re.sub(r"(?<=\d) , (?=\d{3}\b)", "", text)  # 1,369 is one number
     first, *later = _THEN.split(text)
+    later = [p for p in later if p.strip(" .?!")]  # "what is 2 plus 3 then?": nothing follows
     found = _operation(first)
     if found is None and later and (only := re.fullmatch(rf"[^\d]*?{_NUM}[^\d]*", first)) and _only_filler(
             first.replace(only.group(1), " ")):
@@ -241,8 +242,7 @@ def calculation(request: str) -> Calculation | None:
         if step is None or result is None:
             return None
         keys, result, said = _apply(step[0], step[1], keys, result, said)
-    if result is None or math.isnan(result) or math.isinf(result) or (
-            op == "factorial" and "." in args[0]) or (not later and op == ""):
+    if result is None or math.isnan(result) or math.isinf(result) or (op == "factorial" and "." in args[0]):
         return None
     other = None
     if not later and op.removesuffix(" rad") in ("sin", "cos", "tan") and not op.endswith(" rad"):

@@ -64,6 +64,7 @@ def calc_lib(tmp_path):
     ("take 58, then flip its sign", "5 8 negate", -58),
     ("add 2 and 3, then multiply by 4", "2 plus 3 equals times 4 equals", 20),
     ("7 times 6 and then add 8 to it", "7 times 6 equals plus 8 equals", 50),
+    ("so what is 2 plus 3 then?", "2 plus 3 equals", 5),
 ])
 def test_a_calculation_in_words_is_its_keys_and_result(text, keys, result):
     calc = calculation(text)
