@@ -109,8 +109,10 @@ def base_key(exact: str) -> str:
     return exact.split("~", 1)[0]
 
 
-def visible_signatures(obs: Observation) -> set[str]:
-    return {e.signature for e in obs.elements if is_visible(e, obs.size) and e.signature}
+def visible_signatures(obs: Observation, tree_only: bool = False) -> set[str]:
+    """Signatures on screen; tree_only: the tree's alone where there is one (Observation.structural)."""
+    els = obs.structural() if tree_only else obs.elements
+    return {e.signature for e in els if is_visible(e, obs.size) and e.signature}
 
 
 def distinguishing(new: Observation, old: Observation | None, limit: int = 6) -> tuple[list[str], list[str]]:
@@ -120,8 +122,8 @@ def distinguishing(new: Observation, old: Observation | None, limit: int = 6) ->
     Controls, dialogs and menu items are preferred; free-text elements (whose names may be a clock or
     document content) are used only when nothing else changed.
     """
-    now = {e.signature for e in new.structural() if is_visible(e, new.size) and e.signature}
-    before = {e.signature for e in old.structural() if is_visible(e, old.size) and e.signature} if old else set()
+    now = visible_signatures(new, tree_only=True)
+    before = visible_signatures(old, tree_only=True) if old is not None else set()
     volatile = set(VOLATILE_ROLES)
     roles = {e.signature: e.role.lower() for e in [*(old.elements if old else []), *new.elements]}
 
