@@ -101,6 +101,7 @@ class Explorer(Navigator):
         self._openers: dict[str, set[str]] = {}  # per state: controls that opened a menu there
         self._plain_checks = False  # the toolkit marks check items as plain menu items (Qt): probe those too
         self._follow_base: dict[str, Observation] = {}  # per value context: the screen after its click again
+        self._spent: dict[int, int] = {}  # actions used exploring states of each rank (_rank), for fair shares
 
     def progress(self) -> None:
         self.stats.seconds = time.monotonic() - self.t0
@@ -159,12 +160,14 @@ class Explorer(Navigator):
                     self.pool.set_idle(-1)
                     waiting = False
                 path = self._path_of(st)
+                spent, cls = self.stats.total_actions, self._rank(st)
                 try:
                     if path is None:
                         self.graph.mark_done(st["key"])
                         continue
                     self.explore(st, path)
                 finally:
+                    self._spent[cls] = self._spent.get(cls, 0) + self.stats.total_actions - spent
                     if self.pool is not None:
                         self.pool.release(st["key"])
             self.flush()
@@ -197,24 +200,39 @@ class Explorer(Navigator):
 
     def _next_state(self) -> dict[str, Any] | None:
         """The shallowest open state in scope (--only) that no other worker has claimed: first the start
-        screen and its menus, then modes and value contexts, then the states a dialog or window opened. A
-        mode or context tries the start screen's menus again, entering them at once, and what was not tried
-        anywhere yet: taken before the menus' submenus, it explored them all there (each language of
-        mousepad's Filetype as "Write Unicode BOM › Document › Filetype › Markup › X"); taken after every
-        dialog, it came too late in 30 minutes (featherpad's Edit commands on typed text)."""
-        wins = self._root_windows()
-
-        def rank(st: dict[str, Any]) -> int:
-            if "~" in st["key"] or _mode_depth(st) > 0:
-                return 1
-            return 2 if wins is not None and _window_count(st) > wins else 0
-        for st in sorted(self.graph.open_states(), key=rank):
-            first = st["path_names"][0] if st["path_names"] else None
-            if first is not None and self.only is not None and not self.only.search(first):
+        screen and its menus, then modes and value contexts and the states a dialog or window opened, in
+        fair shares. A mode or context tries the start screen's menus again, entering them at once, and
+        what was not tried anywhere yet: taken before the menus' submenus, it explored them all there
+        (each language of mousepad's Filetype as "Write Unicode BOM › Document › Filetype › Markup › X");
+        taken after every dialog, it came too late in 30 minutes (featherpad's Edit commands on typed
+        text); taken before every dialog, a small budget went on menus seen again in each mode and no
+        dialog was entered (notes-web's Preferences and Open, half its controls). So of the two, the one
+        that has used fewer actions so far goes next."""
+        first: dict[int, dict[str, Any]] = {}
+        for st in sorted(self.graph.open_states(), key=self._rank):
+            first_name = st["path_names"][0] if st["path_names"] else None
+            if first_name is not None and self.only is not None and not self.only.search(first_name):
                 continue
-            if self.pool is None or self.pool.claim(st["key"]):
-                return st
-        return None
+            cls = self._rank(st)
+            if cls in first or (self.pool is not None and not self.pool.claim(st["key"])):
+                continue
+            first[cls] = st
+            if cls == 0:
+                break
+        if not first:
+            return None
+        cls = min(first, key=lambda c: (self._spent.get(c, 0) if c else -1, c))
+        for other, st in first.items():  # claimed but not taken: free for another worker
+            if other != cls and self.pool is not None:
+                self.pool.release(st["key"])
+        return first[cls]
+
+    def _rank(self, st: dict[str, Any]) -> int:
+        """0: the start screen and its menus; 1: a mode or value context; 2: a dialog or window opened."""
+        if "~" in st["key"] or _mode_depth(st) > 0:
+            return 1
+        wins = self._root_windows()
+        return 2 if wins is not None and _window_count(st) > wins else 0
 
     def _root_windows(self) -> int | None:
         """How many windows the stored start state showed (None before it is stored)."""

@@ -1,5 +1,5 @@
 """Which open state the explorer takes next: the shallowest, a mode or value context after the start
-screen's menus, and the states a dialog opened after both."""
+screen's menus, and the states a dialog opened in fair shares with those."""
 
 from __future__ import annotations
 
@@ -22,9 +22,10 @@ def _obs(name: str, dialog: str = "") -> Observation:
 
 def test_modes_and_value_contexts_wait_for_the_submenus_of_the_start_screen(tmp_path):
     """A context or a mode (depth 1) found among the start screen's own controls must not be explored
-    before the submenus found there (depth 2): exploring it enters every menu at once, inside it. A
-    dialog's state (depth 2) waits for both: on an app with many dialogs, a context taken after them all
-    came too late."""
+    before the submenus found there (depth 2): exploring it enters every menu at once, inside it. After
+    that, modes and contexts share the budget with the states dialogs opened: whichever used fewer actions
+    goes next (on an app with many dialogs, a context taken after them all came too late; with the
+    dialogs taken after every mode, a small budget never entered one)."""
     db = tmp_path / "lib.db"
     lib, graph = SkillLibrary(db), UIGraph(db)
     root, menu = StateKey("root", "root"), StateKey("menu", "menu")
@@ -42,7 +43,8 @@ def test_modes_and_value_contexts_wait_for_the_submenus_of_the_start_screen(tmp_
     order = []
     while (st := ex._next_state()) is not None:
         order.append(st["key"])
+        ex._spent[ex._rank(st)] = ex._spent.get(ex._rank(st), 0) + 10  # as run() counts each state's actions
         graph.mark_done(StateKey(st["key"], st["key"]))
-    assert order == ["root", "menu", "submenu", "root~v1", "mode", "prefs"]
+    assert order == ["root", "menu", "submenu", "root~v1", "prefs", "mode"]
     graph.close()
     lib.close()
