@@ -321,8 +321,12 @@ def with_polarity(skill: Any, on: bool) -> Any:
         steps += [last.model_copy(update={"action": {"kind": "key", "key": "esc"}, "unless": gone, "skill": None})
                   for _ in opened]
     reveal = opened if in_menu else []
-    post = skill.postcondition.model_copy(update={"present": [], "absent": [], "state_key": None,
-                                                  "effects": [want.model_copy(update={"reveal": reveal})]})
+    effects = [want.model_copy(update={"reveal": reveal})]
+    hides_itself = [e for e in skill.postcondition.effects if e.kind == "disappeared" and not e.inherited
+                    and sig.startswith(e.signature + "/")]
+    if not on and hides_itself:  # "Show menu bar" off hides the menu that holds it: nothing is left to
+        effects = hides_itself   # reopen, and what it hid going away is the state (as explored)
+    post = skill.postcondition.model_copy(update={"present": [], "absent": [], "state_key": None, "effects": effects})
     return skill.model_copy(update={"steps": steps, "postcondition": post})
 
 

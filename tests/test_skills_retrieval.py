@@ -184,6 +184,27 @@ def test_a_toggle_copy_skips_the_click_when_already_in_state_and_checks_by_reope
     assert with_polarity(sk, False).steps[2].unless.after is False
 
 
+def test_a_toggle_that_hides_its_own_menu_is_judged_off_by_what_it_hid():
+    """galculator's View › Show menu bar: turned off, the menu bar that holds it is gone, so its check
+    mark cannot be read by reopening View; the bar's disappearance, seen when it was explored, is the
+    postcondition of 'off' (turning it on is still checked by reopening the menu)."""
+    from skills.effects import Effect
+    from skills.skill import Condition
+
+    bar = "frame:/menu bar:"
+    view = {"kind": "click", "target": {"signature": f"{bar}/menu:View", "text": "View", "role": "menu"}}
+    item = {"kind": "click", "target": {"signature": f"{bar}/menu:View/check menu item:Show menu bar",
+                                        "text": "Show menu bar", "role": "check menu item"}}
+    gone = Effect(kind="disappeared", signature=bar, role="menu bar", name="")
+    sk = Skill(name="View › Show menu bar", app="x", steps=[SkillStep(action=view), SkillStep(action=item)],
+               extra={"role": "check menu item"}, postcondition=Condition(effects=[gone]))
+    off = with_polarity(sk, False)
+    assert [e.kind for e in off.postcondition.effects] == ["disappeared"] and not off.postcondition.effects[0].reveal
+    assert off.steps[2].unless.after is False  # still left alone when it is off already
+    on = with_polarity(sk, True)
+    assert on.postcondition.effects[0].kind == "state" and on.postcondition.effects[0].reveal == [view]
+
+
 def test_cua_run_explain_prints_candidates_and_why(lib, tmp_path):
     import subprocess
     import sys
