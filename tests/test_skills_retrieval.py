@@ -622,3 +622,15 @@ def test_lists_of_words_remarks_of_result_and_back_references_are_not_intents():
     assert "both" not in retrieval_text(clause("Show me both the info strip along the bottom"))
     assert splits("turn on line numbers, word wrap and the status bar") == [
         ["turn on line numbers", "turn on word wrap", "turn on the status bar"]]
+
+
+def test_values_for_a_dialog_that_the_request_asks_to_open_run_its_opener(lib):
+    """'X should become Y. Open the tool that swaps one word for another': the quoted words say what the
+    tool is for; the request asks for the tool, so the dialog's opener runs without them. Asked to do the
+    replacing itself ('replace X with Y'), the same skill would leave the values unused: refused."""
+    asks_for_tool = decide_request("Every 'colour' in here should become 'color'. Open the tool that swaps one "
+                                   "word for another.", lib, False, bound=BOUND)
+    assert asks_for_tool.kind == "skill" and [(c.skill.name, c.args) for c in asks_for_tool.calls] == [
+        ("Search › Find and Replace...", {})]
+    does_it = decide_request("replace 'colour' with 'color'", lib, False, bound=BOUND)
+    assert does_it.kind == "outside" and "takes no value" in does_it.reason

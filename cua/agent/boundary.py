@@ -542,6 +542,11 @@ def decide_request(task: str, library: Any, has_model: bool, method: str = "fuse
         unused = [q for q in p.clause.quoted if q not in given] + [
             n for n in p.clause.numbers if n not in given and not re.search(rf"(?<![\d.]){re.escape(n)}(?![\d.])",
                                                                             p.best.skill.name)]
+        opener = _opener(p.best.skill, library) if unused and _OPEN_PLACE.search(p.text) else None
+        if opener is not None:  # "X should become Y. Open the tool that swaps words": the values say what
+            explain.append(f"{unused[0]!r} is for the dialog {opener.name!r} opens, which is what it asks for")
+            calls.append(Call(opener, {}, None, p.text, p.score))  # for, the request asks for the tool
+            continue
         if unused:  # running it would leave the request's value unused: success would be a false one
             return Decision("outside", reason=f"the request gives {unused[0]!r}, but its best skill "
                                               f"{p.best.skill.name!r} takes no value for it, and no model is "
@@ -566,6 +571,24 @@ def decide_request(task: str, library: Any, has_model: bool, method: str = "fuse
             explain.append(f"{p.text!r} asks for {p.best.skill.name!r} {pol}: judged by its visible effect")
     explain.append("run " + ", then ".join(c.skill.name for c in calls))
     return Decision("skill", skill=calls[0].skill, args=calls[0].args, nearest=nearest, calls=calls, explain=explain)
+
+
+# "open the tool that ...", "bring up the box where ...": the request asks for a place to act, not the act
+_OPEN_PLACE = re.compile(r"\b(?:open|bring up|pull up|show me|give me|take me to)\s+(?:up\s+)?(?:the|a|that|this)?\s*"
+                         r"(?:\w+\s+)?(?:tool|thing|window|dialog|box|panel|pane|bar|place|screen|feature)\b",
+                         re.IGNORECASE)
+
+
+def _opener(skill: Any, library: Any) -> Any:
+    """The verified skill on `skill`'s own path that opens the dialog it acts in ("Search › Find and
+    Replace..." for "Search › Find and Replace... › Search for: {text} › Replace"), or `skill` itself when
+    it opens one; else None."""
+    path = skill.name.split(" › ")
+    for i in range(len(path), 0, -1):
+        s = library.get(" › ".join(path[:i]))
+        if s is not None and s.status == "verified" and kind_of(s) == "dialog":
+            return s
+    return None
 
 
 def keypad_decision(calc: Calculation, keys: dict[str, Any], has_model: bool) -> Decision:
