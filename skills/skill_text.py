@@ -11,6 +11,7 @@ the explorer recorded them (`extra["tooltip"]`, `extra["accelerator"]`), and the
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from skills.effects import main_effects, own_effects
@@ -48,6 +49,7 @@ THESAURUS = {
 }
 
 
+@lru_cache(maxsize=4096)
 def synonyms(label: str) -> str:
     low = label.lower()
     return " ".join(v for k, v in THESAURUS.items() if re.search(rf"\b{re.escape(k)}\b", low))

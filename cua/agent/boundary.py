@@ -216,6 +216,7 @@ def _same_line(a: Any, b: Any) -> bool:
     return n > 0 and pa[:n] == pb[:n]
 
 
+JUDGED = 40  # candidates a clause's rules look at, best first (skills.retrieval ranks them all)
 LINE_SLACK = 0.05  # a part's best may beat the whole request's skill by this much and still be that skill's
 
 
@@ -396,7 +397,9 @@ def _can_turn_off(skill: Any) -> bool:
 def judge(text: str, cands: list[Any], bound: dict[str, Any], app: str = "") -> ClauseMatch:
     """Is there one confident skill for this clause? Candidates are ranked, best first."""
     c = parse_clause(text)
-    usable = [x for x in cands if x.skill.status in ("verified", "failed")]
+    # only the best few can win or be the runner-up: the rules below cost per candidate (a third of a
+    # decision's time in a 200-skill library, judged on all of them)
+    usable = [x for x in cands[:JUDGED] if x.skill.status in ("verified", "failed")]
     has_values = bool(c.quoted or c.numbers or c.unquoted)
     takers = [x for x in usable if x.skill.parameters]
     if has_values and takers and takers[0].score >= bound["threshold"]:
