@@ -12,11 +12,12 @@ import pytest
 from cua.agent.boundary import boundary_of, decide_request
 from cua.agent.boundary import DEFAULT_BOUNDARY
 from cua.agent.calibrate import DevRequest, calibrate, choose, covered, expected_skill, verdict
+from skills.effects import Effect
 from skills.embed import embedder
 from skills.intent import bind_values, clause, polarity, retrieval_text, splits, with_polarity
 from skills.library import SkillLibrary, tokenize
 from skills.retrieval import Retriever
-from skills.skill import Skill, SkillParam, SkillStep
+from skills.skill import Condition, Skill, SkillParam, SkillStep
 from skills.skill_text import document, kind_of
 
 FIXTURE = Path(__file__).parent / "data" / "intent_mousepad_skills.json"
@@ -188,9 +189,6 @@ def test_a_toggle_that_hides_its_own_menu_is_judged_off_by_what_it_hid():
     """galculator's View › Show menu bar: turned off, the menu bar that holds it is gone, so its check
     mark cannot be read by reopening View; the bar's disappearance, seen when it was explored, is the
     postcondition of 'off' (turning it on is still checked by reopening the menu)."""
-    from skills.effects import Effect
-    from skills.skill import Condition
-
     bar = "frame:/menu bar:"
     view = {"kind": "click", "target": {"signature": f"{bar}/menu:View", "text": "View", "role": "menu"}}
     item = {"kind": "click", "target": {"signature": f"{bar}/menu:View/check menu item:Show menu bar",

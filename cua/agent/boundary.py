@@ -547,8 +547,9 @@ def decide_request(task: str, library: Any, has_model: bool, method: str = "fuse
                                                                             p.best.skill.name)]
         opener = _opener(p.best.skill, library) if unused and _OPEN_PLACE.search(p.text) else None
         if opener is not None:  # "X should become Y. Open the tool that swaps words": the values say what
+            # the tool is for; what the request asks for is the tool
             explain.append(f"{unused[0]!r} is for the dialog {opener.name!r} opens, which is what it asks for")
-            calls.append(Call(opener, {}, None, p.text, p.score))  # for, the request asks for the tool
+            calls.append(Call(opener, {}, None, p.text, p.score))
             continue
         if unused:  # running it would leave the request's value unused: success would be a false one
             return Decision("outside", reason=f"the request gives {unused[0]!r}, but its best skill "
