@@ -209,19 +209,18 @@ class Explorer(Navigator):
         dialog was entered (notes-web's Preferences and Open, half its controls). So of the two, the one
         that has used fewer actions so far goes next."""
         first: dict[int, dict[str, Any]] = {}
-        for st in sorted(self.graph.open_states(), key=self._rank):
+        for cls, st in sorted(((self._rank(st), st) for st in self.graph.open_states()), key=lambda p: p[0]):
             first_name = st["path_names"][0] if st["path_names"] else None
             if first_name is not None and self.only is not None and not self.only.search(first_name):
                 continue
-            cls = self._rank(st)
             if cls in first or (self.pool is not None and not self.pool.claim(st["key"])):
                 continue
             first[cls] = st
-            if cls == 0:
+            if cls == 0:  # ranked first: the start screen and its menus need no turn
                 break
         if not first:
             return None
-        cls = min(first, key=lambda c: (self._spent.get(c, 0) if c else -1, c))
+        cls = min(first, key=lambda c: (self._spent.get(c, 0), c))
         for other, st in first.items():  # claimed but not taken: free for another worker
             if other != cls and self.pool is not None:
                 self.pool.release(st["key"])
