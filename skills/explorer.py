@@ -26,7 +26,7 @@ from cua.actions import RightClick, Scroll, action_from_dict
 from cua.env.base import EnvError
 from cua.perception.elements import Observation, UIElement
 from skills.candidates import Candidate, candidates, steps_for
-from skills.effects import WINDOW_ROLES, diff_effects, pixel_mark, skill_effects
+from skills.effects import WINDOW_ROLES, diff_effects, is_menu_item, pixel_mark, skill_effects
 from skills.graph import StateKey, UIGraph, base_key, is_visible, state_key, visible_signatures
 from skills.library import SkillLibrary
 from skills.navigate import CLOSE_WORDS, BudgetExhausted, CountingEnv, Navigator
@@ -369,7 +369,8 @@ class Explorer(Navigator):
             new_key = self.context_key(new)
             effect = "known_state" if self.graph.has_state(new_key) else "new_state"
         self.stats.effects[effect] = self.stats.effects.get(effect, 0) + 1
-        if effect == "no_change" or (ok and effect == "value_change" and not any(not e.inherited for e in effects)):
+        if effect == "no_change" or (ok and effect in ("value_change", "known_state")
+                                     and not any(not e.inherited for e in effects)):
             self._idle.setdefault(key.exact, set()).add(cand.el.signature)
         if opened:
             self._openers.setdefault(key.exact, set()).add(cand.el.signature)
@@ -426,8 +427,8 @@ class Explorer(Navigator):
             self.queue_verify(skill.name)
         typed = cand.kind == "type" and effect in ("new_state", "known_state", "value_change") and any(
             e.kind == "text" and not e.inherited for e in effects)  # a document typed into: its title may change
-        if skill is not None and not in_ctx and (typed or (effect == "value_change" and len(steps) == 1
-                                                           and cand.kind == "click")):
+        if skill is not None and not in_ctx and (typed or (len(steps) == 1 and cand.kind == "click" and (
+                effect == "value_change" or _selects(cand, effects)))):
             if typed:  # typed, then selected: commands that act on a selection act
                 rec = {**rec, "then": [*steps[1:], {"kind": "hotkey", "keys": ["ctrl", "a"]}]}
             self._changers.setdefault(key.exact, []).append((rec, child_names, skill.name, new))
@@ -539,14 +540,17 @@ class Explorer(Navigator):
 
     def add_context(self, key: StateKey, st: dict[str, Any]) -> None:
         """Controls that did nothing here may act once a value is shown (a keypad's 0, C or +/- on a
-        display that reads 0; Cut or To Uppercase with text typed and selected): open a child state, the
-        same screen after one verified value-changing click or typed value, where those controls, the
-        ones shown disabled, and the menus (their items not yet verified) are tried again."""
+        display that reads 0; Cut or To Uppercase with text typed and selected) or another item chosen
+        (Next Tab, which does nothing on the last tab, after First Tab): open a child state, the screen
+        after one verified value-changing click, typed value or choosing menu command, where those
+        controls, the ones shown disabled, and the menus (their items not yet verified) are tried again."""
         if "~" in key.exact or not self._changers.get(key.exact):
             return
         disabled = _disabled(st)
         openers = self._openers.get(key.exact, set()) if not _mode_depth(st) else set()  # the root's context has them
-        idle = sorted(self._idle.get(key.exact, set()) | openers | disabled)
+        idle = self._idle.get(key.exact, set()) | openers | disabled
+        if idle:  # a menu's context is the screen after its command closed it: the menu opens there again
+            idle |= {(s["action"].get("target") or {}).get("signature") for s in st["prefix"]} & self._root_openers()
         verified = [c for c in self._changers[key.exact] if (s := self.lib.get(c[2])) is not None
                     and s.status == "verified"]
         if not idle or not verified:
@@ -557,7 +561,7 @@ class Explorer(Navigator):
             return
         step = {**rec, "dst": ctx.exact, "context": True}
         self.graph.add_state(ctx, obs, st["depth"] + 1, st["prefix"] + [step], names,
-                             screenshot=self.save_screen(ctx, obs), candidates=idle)
+                             screenshot=self.save_screen(ctx, obs), candidates=sorted(idle))
 
     def enabled_context(self, st: dict[str, Any], rec: dict[str, Any], names: list[str], obs: Observation,
                         effects: list[Any]) -> None:
@@ -691,6 +695,14 @@ def _first_choice(cand: Candidate, obs: Observation) -> Candidate | None:
     return next((Candidate(e, "click") for e in obs.elements if e.role == el.role and e.path == el.path
                  and e.signature != el.signature and clean_name(e.name) and is_visible(e, obs.size)
                  and is_enabled(e) and chosen(e) is False), None)
+
+
+def _selects(cand: Candidate, effects: list[Any]) -> bool:
+    """A menu command that only chose another of the tabs or items on screen (First Tab, not New, which
+    adds a tab): what did nothing before it (Next Tab on the last tab) may act after it."""
+    own = [e for e in effects if not e.inherited]
+    return is_menu_item(cand.el) and all(e.kind in ("state", "focus", "title") for e in own) and any(
+        e.kind == "state" and e.state == "selected" and "menu" not in e.role for e in own)
 
 
 def _opens_submenu(c: Candidate) -> bool:

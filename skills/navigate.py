@@ -18,6 +18,8 @@ from skills.effects import element_text, slots, volatile_slots_of
 from skills.graph import StateKey, _digest, base_key, is_visible, state_key, visible_signatures
 from skills.profile import candidates, clean_name, scrolled_already
 
+TAB_ROLES = ("page tab", "tab")
+
 CLOSE_WORDS = ("close", "cancel")
 
 
@@ -129,7 +131,11 @@ class Navigator:
             self.volatile_slots |= volatile_slots_of(a, b)
 
     def values(self, obs: Observation) -> dict[str, str]:
-        return {s: element_text(e) for s, e in slots(obs).items() if s not in self.volatile_slots}
+        """What the screen shows that its key leaves out: the displays' and fields' texts, and which tab
+        of each tab bar is current (after First Tab, Next Tab acts; on the last tab it does nothing)."""
+        shown = {s: element_text(e) for s, e in slots(obs).items() if s not in self.volatile_slots}
+        return shown | {"tab:" + "/".join(e.path): e.signature for e in obs.elements
+                        if e.role.lower() in TAB_ROLES and "selected" in e.states and is_visible(e, obs.size)}
 
     def values_digest(self, obs: Observation) -> str:
         return _digest(f"{k}={v}" for k, v in sorted(self.values(obs).items()))
