@@ -1,8 +1,48 @@
-"""A small web app with menus, a dialog, a clock, a modal trap, a crash and an endless list, for explorer tests."""
+"""For explorer tests: one exploration of a real app (`exploration`), a profile that keeps a few names
+(`keeping`), and a small web app with menus, a dialog, a clock, a modal trap, a crash and an endless list."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, NamedTuple
+
+from cua.env import make_env
+from skills.explorer import Budget, Explorer, Stats
+from skills.graph import UIGraph
+from skills.library import SkillLibrary
+from skills.profile import Profile, load_profile
+
+
+class Explored(NamedTuple):
+    env: Any
+    lib: SkillLibrary
+    graph: UIGraph
+    stats: Stats
+
+
+@contextmanager
+def exploration(db: Path, env: str, app: str, only: str | None = None, profile: Profile | None = None,
+             sources: str = "a11y", **budget: Any) -> Iterator[Explored]:
+    """Explore `env` (default profile unless given; `budget`: Budget's fields) into the library at `db`,
+    then close the library, the graph and the env."""
+    live = make_env(env, sources=sources)
+    lib, graph = SkillLibrary(db), UIGraph(db)
+    try:
+        ex = Explorer(live, lib, graph, profile or load_profile("default"), Budget(**budget), app=app, only=only)
+        yield Explored(live, lib, graph, ex.run())
+    finally:
+        graph.close()
+        lib.close()
+        live.close()
+
+
+def keeping(*names: str) -> Profile:
+    """The default profile, with every control but these names (regular expressions) denied too: the
+    test's exploration stays short."""
+    base = load_profile("default")
+    return Profile(deny=[*base.deny, rf"^(?!({'|'.join(names)})$)"], sample_text=base.sample_text)
 
 MINI_APP = """<!doctype html><html><head><title>Mini App</title><style>
 .menu{display:none;border:1px solid #888;position:absolute;background:#fff;padding:4px}

@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from cua.env import make_env
 from cua.perception.elements import Observation, UIElement
 from skills.candidates import Candidate, candidates
-from skills.explorer import Budget, Explorer
-from skills.graph import UIGraph
-from skills.library import SkillLibrary
 from skills.profile import Profile, load_profile
+from tests.skills_fixtures import exploration
 
 
 def test_an_unnamed_document_and_an_unnamed_field_get_different_names():
@@ -42,19 +39,11 @@ def test_an_unnamed_icon_button_is_tried_under_its_tooltip():
 
 @pytest.fixture(scope="module")
 def explored(tmp_path_factory):
-    db = tmp_path_factory.mktemp("ctx") / "lib.db"
     base = load_profile("default")  # plus three denials that keep the run short (big dialog, two submenus)
     profile = Profile(deny=[*base.deny, "^preferences", "^paste special", "^move"], sample_text=base.sample_text)
-    env = make_env("sandbox:mousepad", sources="a11y")
-    lib, graph = SkillLibrary(db), UIGraph(db)
-    try:  # --only: the Edit menu and the (unnamed) document
-        ex = Explorer(env, lib, graph, profile, Budget(max_actions=100000, minutes=5, max_depth=4),
-                      app="mousepad", only="^(Edit|type document)?$")
-        yield lib, graph, ex.run()
-    finally:
-        graph.close()
-        lib.close()
-        env.close()
+    with exploration(tmp_path_factory.mktemp("ctx") / "lib.db", "sandbox:mousepad", "mousepad", profile=profile,
+                     only="^(Edit|type document)?$", max_actions=100000, minutes=5) as run:  # Edit, the document
+        yield run.lib, run.graph, run.stats
 
 
 def test_typing_into_the_document_is_a_verified_skill(explored):

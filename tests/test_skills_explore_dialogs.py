@@ -10,30 +10,18 @@ from pathlib import Path
 import pytest
 
 from cua.actions import Key
-from cua.env import make_env
-from skills.explorer import Budget, Explorer
-from skills.graph import UIGraph
-from skills.library import SkillLibrary
-from skills.profile import load_profile
 from skills.runner import run_skill
+from tests.skills_fixtures import exploration
 
 APP = Path(__file__).resolve().parents[1] / "benchmarks" / "apps" / "notes.html"
 
 
 @pytest.fixture(scope="module")
 def explored(tmp_path_factory):
-    db = tmp_path_factory.mktemp("notes") / "lib.db"
-    env = make_env(f"browser:file://{APP}", sources="dom")
-    lib, graph = SkillLibrary(db), UIGraph(db)
-    try:  # --only keeps to the Edit menu (Preferences dialog); the profile is the default one
-        ex = Explorer(env, lib, graph, load_profile("default"), Budget(max_actions=260, minutes=5, max_depth=3),
-                      app="notes", only="^Edit$")
-        stats = ex.run()
-        yield env, lib, stats
-    finally:
-        graph.close()
-        lib.close()
-        env.close()
+    # --only keeps to the Edit menu (Preferences dialog); the profile is the default one
+    with exploration(tmp_path_factory.mktemp("notes") / "lib.db", f"browser:file://{APP}", "notes", only="^Edit$",
+                     sources="dom", max_actions=260, minutes=5, max_depth=3) as run:
+        yield run.env, run.lib, run.stats
 
 
 def test_dialog_controls_become_effect_verified_skills(explored):

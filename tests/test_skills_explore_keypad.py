@@ -8,29 +8,17 @@ import pytest
 
 from cua.agent.boundary import Call, Decision, decide_request
 from cua.agent.skill_calls import run_calls
-from cua.env import make_env
-from skills.explorer import Budget, Explorer
 from skills.effects import element_text, slots
-from skills.graph import UIGraph
-from skills.library import SkillLibrary
-from skills.profile import load_profile
 from skills.runner import run_skill
+from tests.skills_fixtures import exploration
 
 
 @pytest.fixture(scope="module")
 def explored(tmp_path_factory):
-    db = tmp_path_factory.mktemp("keypad") / "lib.db"
-    env = make_env("sandbox:galculator", sources="a11y")
-    lib, graph = SkillLibrary(db), UIGraph(db)
-    try:  # --only scopes the start-state controls to keep the test short; the profile is the default one
-        ex = Explorer(env, lib, graph, load_profile("default"), Budget(max_actions=200, minutes=4, max_depth=2),
-                      app="galculator", only=r"^(7|8|0|\+|=)$")
-        stats = ex.run()
-        yield env, lib, stats
-    finally:
-        graph.close()
-        lib.close()
-        env.close()
+    # --only scopes the start-state controls to keep the test short; the profile is the default one
+    with exploration(tmp_path_factory.mktemp("keypad") / "lib.db", "sandbox:galculator", "galculator",
+                     only=r"^(7|8|0|\+|=)$", max_actions=200, minutes=4, max_depth=2) as run:
+        yield run.env, run.lib, run.stats
 
 
 def test_keypad_key_is_a_skill_verified_by_the_display(explored):

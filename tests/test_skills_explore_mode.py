@@ -10,30 +10,17 @@ import json
 
 import pytest
 
-from cua.env import make_env
-from skills.explorer import Budget, Explorer
-from skills.graph import UIGraph
-from skills.library import SkillLibrary
-from skills.profile import Profile, load_profile
+from tests.skills_fixtures import exploration, keeping
 
 KEEP = ("view", "calculator", "scientific mode", "number bases", "binary", "octal", "basic mode")
 
 
 @pytest.fixture(scope="module")
 def explored(tmp_path_factory):
-    db = tmp_path_factory.mktemp("mode") / "lib.db"
-    base = load_profile("default")  # everything but these few names is denied: the scientific keypad is big
-    profile = Profile(deny=[*base.deny, rf"^(?!({'|'.join(KEEP)})$)"], sample_text=base.sample_text)
-    env = make_env("sandbox:galculator", sources="a11y")
-    lib, graph = SkillLibrary(db), UIGraph(db)
-    try:
-        ex = Explorer(env, lib, graph, profile, Budget(max_actions=100000, minutes=6, max_depth=4),
-                      app="galculator", only="^(View|Calculator)$")
-        yield lib, graph, ex.run()
-    finally:
-        graph.close()
-        lib.close()
-        env.close()
+    # everything but these few names is denied: the scientific keypad is big
+    with exploration(tmp_path_factory.mktemp("mode") / "lib.db", "sandbox:galculator", "galculator",
+                     only="^(View|Calculator)$", profile=keeping(*KEEP), max_actions=100000, minutes=6) as run:
+        yield run.lib, run.graph, run.stats
 
 
 def test_a_control_disabled_at_the_start_is_verified_in_a_mode(explored):

@@ -8,36 +8,22 @@ from __future__ import annotations
 
 import pytest
 
-from cua.env import make_env
-from skills.explorer import Budget, Explorer
-from skills.graph import UIGraph
-from skills.library import SkillLibrary
-from skills.profile import Profile, load_profile
 from cua.actions import Key
 from skills.effects import check_revealed, is_menu_item
 from skills.graph import is_visible
 from skills.intent import with_polarity
 from skills.runner import run_skill
 from skills.verify import negative_control
+from tests.skills_fixtures import exploration, keeping
 
 KEEP = ("document", "word wrap", "filetype", "source", "c", "c\\+\\+", "tab size", "2", "3")
 
 
 @pytest.fixture(scope="module")
 def explored(tmp_path_factory):
-    db = tmp_path_factory.mktemp("marks") / "lib.db"
-    base = load_profile("default")
-    profile = Profile(deny=[*base.deny, rf"^(?!({'|'.join(KEEP)})$)"], sample_text=base.sample_text)
-    env = make_env("sandbox:mousepad", sources="a11y")
-    lib, graph = SkillLibrary(db), UIGraph(db)
-    try:
-        ex = Explorer(env, lib, graph, profile, Budget(max_actions=100000, minutes=6, max_depth=4),
-                      app="mousepad", only="^Document$")
-        yield lib, env, ex.run()
-    finally:
-        graph.close()
-        lib.close()
-        env.close()
+    with exploration(tmp_path_factory.mktemp("marks") / "lib.db", "sandbox:mousepad", "mousepad", only="^Document$",
+                     profile=keeping(*KEEP), max_actions=100000, minutes=6) as run:
+        yield run.lib, run.env, run.stats
 
 
 def test_a_language_chosen_in_a_model_menu_is_verified_by_its_mark(explored):

@@ -7,14 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from cua.env import make_env
 from cua.perception.elements import Observation, UIElement
-from skills.explorer import Budget, Explorer
-from skills.graph import UIGraph
-from skills.library import SkillLibrary
 from skills.probe import plain_checks, probe_menu
-from skills.profile import load_profile
 from skills.skill_text import kind_of
+from tests.skills_fixtures import exploration
 
 
 def test_a_checked_plain_menu_item_marks_the_toolkit():
@@ -68,17 +64,10 @@ def test_a_menu_item_that_enables_another_has_that_as_its_effect():
 
 @pytest.fixture(scope="module")
 def explored(tmp_path_factory):
-    db = tmp_path_factory.mktemp("qt") / "lib.db"
-    env = make_env("sandbox:featherpad", sources="a11y")
-    lib, graph = SkillLibrary(db), UIGraph(db)
-    try:  # --only keeps to the Options menu; the profile is the default one
-        ex = Explorer(env, lib, graph, load_profile("default"), Budget(max_actions=200, minutes=4, max_depth=2),
-                      app="featherpad", only="^Options$")
-        yield lib, ex.run()
-    finally:
-        graph.close()
-        lib.close()
-        env.close()
+    # --only keeps to the Options menu; the profile is the default one
+    with exploration(tmp_path_factory.mktemp("qt") / "lib.db", "sandbox:featherpad", "featherpad", only="^Options$",
+                     max_actions=200, minutes=4, max_depth=2) as run:
+        yield run.lib, run.stats
 
 
 def test_qt_check_items_become_toggle_skills_verified_by_their_state(explored):

@@ -9,13 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from cua.env import make_env
 from cua.perception.elements import Observation, UIElement
-from skills.explorer import Budget, Explorer
-from skills.graph import UIGraph
-from skills.library import SkillLibrary
 from skills.navigate import Navigator
-from skills.profile import Profile, load_profile
+from tests.skills_fixtures import exploration, keeping
 
 KEEP = ("file", "new", "first tab", "next tab", "last tab", "previous tab")
 
@@ -36,19 +32,9 @@ def test_the_current_tab_is_one_of_the_values_a_context_shows():
 
 @pytest.fixture(scope="module")
 def explored(tmp_path_factory):
-    db = tmp_path_factory.mktemp("tabs") / "lib.db"
-    base = load_profile("default")
-    profile = Profile(deny=[*base.deny, rf"^(?!({'|'.join(KEEP)})$)"], sample_text=base.sample_text)
-    env = make_env("sandbox:featherpad", sources="a11y")
-    lib, graph = SkillLibrary(db), UIGraph(db)
-    try:
-        ex = Explorer(env, lib, graph, profile, Budget(max_actions=100000, minutes=6, max_depth=4),
-                      app="featherpad", only="^File$")
-        yield lib, ex.run()
-    finally:
-        graph.close()
-        lib.close()
-        env.close()
+    with exploration(tmp_path_factory.mktemp("tabs") / "lib.db", "sandbox:featherpad", "featherpad", only="^File$",
+                     profile=keeping(*KEEP), max_actions=100000, minutes=6) as run:
+        yield run.lib, run.stats
 
 
 def test_next_and_last_tab_are_verified_after_first_tab(explored):
