@@ -46,7 +46,10 @@ _VERB = re.compile(r"^(?:please\s+)?(turn on|turn off|switch on|switch off|switc
                    r"choose|change|bring up|get rid of|remove|insert|add|paste|type|write|enter|delete|copy|cut|"
                    r"save|print|find|search|replace|jump|create|run|launch|pick|define|remember|keep|group|list|"
                    r"browse|manage|restore|stamp|tick|untick|check|uncheck|convert|sort|undo|redo|zoom|go|"
-                   r"duplicate|move|indent|exit|quit|calculate|compute|clear|reset|load|export|import|lose|ditch|drop)\b",
+                   r"duplicate|move|indent|exit|quit|calculate|compute|clear|reset|load|export|import|lose|ditch|drop|"
+                   r"order|arrange|alphabeti[sz]e|reverse|flip|capitali[sz]e|translate|highlight|rename|"
+                   r"refresh|reload|increase|decrease|enlarge|shrink|apply|send|email|"
+                   r"lock|unlock|encrypt|record|draw|plot|compare)\b",
                    re.IGNORECASE)
 _OFF = re.compile(r"\b(turn(?:ed)?\s+off|switch(?:ed)?\s+off|disable|hide|hidden|deactivate|get rid of|lose|ditch|"
                   r"stop \w+ing|(?:don't|do not|no longer) (?:show|display|want|need)|shouldn't|should not|"
@@ -181,8 +184,12 @@ def _points_back(piece: str) -> bool:
 
 
 def _carry_verb(parts: list[str]) -> list[str]:
-    verb = _VERB.match(_content(parts[0]))
-    return [parts[0]] + [p if _VERB.match(_content(p)) or not verb else f"{verb.group(1)} {p}" for p in parts[1:]]
+    """A part without a verb of its own takes the verb of the nearest part before it that has one."""
+    out, verb = [], None
+    for p in parts:
+        verb = _VERB.match(_content(p)) or verb
+        out.append(p if _VERB.match(_content(p)) or verb is None else f"{verb.group(1)} {p}")
+    return out
 
 
 def strip_verb(text: str) -> str:

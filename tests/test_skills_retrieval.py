@@ -425,6 +425,11 @@ def test_strong_breaks_split_first_and_a_plain_and_only_between_imperative_claus
     assert splits("put the icon buttons across the top, and the status bar") == [
         ["put the icon buttons across the top", "put the status bar"]]
     assert splits('search for "a", like "b" and "c", and turn on word wrap')[-1][-1] == "turn on word wrap"
+    # a later clause with a verb of its own keeps it: "Select order the lines" matched Select All alone,
+    # which ran and reported success with the lines unsorted
+    assert splits("Select everything and then order the lines backwards, Z down to A") == [
+        ["Select everything", "order the lines backwards, Z down to A"],
+        ["Select everything", "order the lines backwards", "order Z down to A"]]
     # the strong reading first, the finer one after it
     assert splits("show the find bar, and after that show the version and credits") == [
         ["show the find bar", "show the version and credits"],
