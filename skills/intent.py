@@ -187,8 +187,9 @@ def _carry_verb(parts: list[str]) -> list[str]:
     """A part without a verb of its own takes the verb of the nearest part before it that has one."""
     out, verb = [], None
     for p in parts:
-        verb = _VERB.match(_content(p)) or verb
-        out.append(p if _VERB.match(_content(p)) or verb is None else f"{verb.group(1)} {p}")
+        own = _VERB.match(_content(p))
+        verb = own or verb
+        out.append(p if own or verb is None else f"{verb.group(1)} {p}")
     return out
 
 
