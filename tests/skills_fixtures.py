@@ -24,7 +24,7 @@ class Explored(NamedTuple):
 
 @contextmanager
 def exploration(db: Path, env: str, app: str, only: str | None = None, profile: Profile | None = None,
-             sources: str = "a11y", **budget: Any) -> Iterator[Explored]:
+                sources: str = "a11y", **budget: Any) -> Iterator[Explored]:
     """Explore `env` (default profile unless given; `budget`: Budget's fields) into the library at `db`,
     then close the library, the graph and the env."""
     live = make_env(env, sources=sources)
@@ -43,6 +43,7 @@ def keeping(*names: str) -> Profile:
     test's exploration stays short."""
     base = load_profile("default")
     return Profile(deny=[*base.deny, rf"^(?!({'|'.join(names)})$)"], sample_text=base.sample_text)
+
 
 MINI_APP = """<!doctype html><html><head><title>Mini App</title><style>
 .menu{display:none;border:1px solid #888;position:absolute;background:#fff;padding:4px}
