@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from skills import wordnet
 from skills.effects import Effect
 from skills.skill_text import app_as_word, kind_of, label_of, toggle_target
 
@@ -21,6 +22,10 @@ NUMBER = re.compile(r"(?<![\w.-])-?\d+(?:\.\d+)?(?![\w.])")  # not the 16 of "UT
 # A digit said as a word ("punch in a nine"); "one" is left alone, being mostly a pronoun ("a different one")
 _DIGIT_WORDS = {w: str(i) for i, w in enumerate("zero one two three four five six seven eight nine ten".split())
                 if w != "one"}
+# A number base named by its number ("in base 16", "base-two"): the name of a mode, not a value
+_BASES = {"2": "binary", "two": "binary", "8": "octal", "eight": "octal", "10": "decimal", "ten": "decimal",
+          "16": "hexadecimal", "sixteen": "hexadecimal"}
+_BASE = re.compile(rf"\bbase[- ]?({'|'.join(_BASES)})\b", re.IGNORECASE)
 _DIGIT_WORD = re.compile(rf"\b({'|'.join(_DIGIT_WORDS)})\b", re.IGNORECASE)
 # Where one intent ends and the next begins. A strong break ("and then", "; ", "after that") always
 # separates intents; a weak one ("and", a comma) only between imperative clauses ("turn on X and Y",
@@ -30,17 +35,19 @@ _STRONG = re.compile(r"(\s*(?:,?\s*and then\b|,?\s*(?:and )?after that\b|,?\s*an
 _WEAK = re.compile(r"(\s*(?:,\s*and\b|\band\b|,)\s*)", re.IGNORECASE)
 # A piece after a weak break that starts with its own subject is a remark about the request ("hide the menu
 # bar, I just want the keypad"), not another item of an imperative list
-_SUBJECT = re.compile(r"^(?:i|i'm|i've|i'd|i'll|we|we're|it|it's|its|they|they're|this is|that is|that's)\b",
-                      re.IGNORECASE)
+_SUBJECT = re.compile(r"^(?:i|i'm|i've|i'd|i'll|we|we're|it|it's|its|they|they're|this is|that is|that's|"
+                      r"my (?:\w+ ){1,2}(?:is|are|was|were|has|have|keeps?|gets?|feels?|hurts?))\b", re.IGNORECASE)
 # A piece after a weak break that starts with a preposition places or qualifies the one before it ("put the
 # icons, like save and open, across the top"), and an example list is one phrase ("like save and open")
 _PREPOSITION = re.compile(r"^(?:across|along|at|above|below|beneath|under|over|on|onto|in|into|inside|next to|"
                           r"beside|near|to|from|with|without|by|for|down|up)\b", re.IGNORECASE)
 _EXAMPLES = re.compile(r"(?:,\s*like|,?\s*\b(?:such as|e\.g\.|including))\s+[^,;.!?()]*", re.IGNORECASE)
 # A list of single words after a preposition names things, not clauses ("buttons for new, open and save")
+_ASIDE = re.compile(r"\([^()]*\)")  # "(new, open, save…)": one aside, never cut
 _WORD_LIST = re.compile(r"\b(?:for|like|with|of)\s+(?:[\w'-]+,\s*)+[\w'-]+,?\s+(?:and|or)\s+[\w'-]+", re.IGNORECASE)
 # A piece after a weak break that starts like this is a subordinate clause of the one before it
-_SUBORDINATE = re.compile(r"(?:^|\s)(?:what|which|how|where|who|whom|whose|why|when|whether|if|that|so)\b", re.IGNORECASE)
+_SUBORDINATE = re.compile(r"(?:^|\s)(?:what|which|how|where|who|whom|whose|why|when|whether|if|that|so|once|until|unless|"
+                          r"while|as soon as)\b", re.IGNORECASE)
 _VERB = re.compile(r"^(?:please\s+)?(turn on|turn off|switch on|switch off|switch to|show|hide|enable|disable|"
                    r"open|close|use|set|make|put|display|activate|deactivate|toggle|start|stop|go to|select|"
                    r"choose|change|bring up|get rid of|remove|insert|add|paste|type|write|enter|delete|copy|cut|"
@@ -101,9 +108,13 @@ def wants_flip(text: str) -> bool:
     return bool(_FLIP.search(QUOTED.sub(" ", text)))
 
 
+def _named_bases(text: str) -> str:
+    return _BASE.sub(lambda m: f"base {_BASES[m.group(1).lower()]}", text)
+
+
 def clause(text: str) -> Clause:
     text = text.strip()
-    bare = QUOTED.sub(" ", text)
+    bare = _named_bases(QUOTED.sub(" ", text))
     m = _CUE.search(bare)
     while m and re.match(r"(?:and|or|&)\b", m.group(1), re.IGNORECASE):  # "Find and Replace" is a name
         m = _CUE.search(bare, m.start(1))
@@ -127,7 +138,7 @@ def splits(request: str, most: int = 3, keep: tuple[str, ...] = ()) -> list[list
         held.append(m.group(0))
         return f"\0{len(held) - 1}\0"
 
-    protected = _WORD_LIST.sub(hold, _EXAMPLES.sub(hold, QUOTED.sub(hold, without_remarks(request))))
+    protected = _WORD_LIST.sub(hold, _EXAMPLES.sub(hold, _ASIDE.sub(hold, QUOTED.sub(hold, without_remarks(request)))))
     for phrase in sorted(keep, key=len, reverse=True):
         protected = re.sub(re.escape(phrase), hold, protected, flags=re.IGNORECASE)
     restore = re.compile(r"\0(\d+)\0")
@@ -161,14 +172,20 @@ def _weak_parts(text: str) -> list[str]:
     for sep, piece in zip(pieces[1::2], pieces[2::2]):
         bare = _content(piece)
         inside = _SUBORDINATE.search(_content(out[-1]), 1)  # "the strip that shows the line and column"
-        if _points_back(bare):  # "..., show me the tool for that": the same intent again
-            out[-1] += sep + piece
+        if _points_back(bare) or _adjectives(out[-1], bare):  # "..., show me the tool for that": the same
+            out[-1] += sep + piece                             # intent again; "a bigger, different font"
         elif _VERB.match(bare) or (imperative and bare and not inside and not _SUBORDINATE.match(bare)
                                  and not _SUBJECT.match(bare) and not _PREPOSITION.match(bare)):
             out.append(piece)
         else:
             out[-1] += sep + piece
     return out
+
+
+def _adjectives(before: str, after: str) -> bool:
+    """A comma between two adjectives of one noun ("choose a bigger, different typeface")."""
+    last, first = re.findall(r"[A-Za-z'-]+", before)[-1:], re.findall(r"[A-Za-z'-]+", after)[:1]
+    return bool(last and first) and wordnet.only_modifier(last[0]) and wordnet.only_modifier(first[0])
 
 
 # Words that name no particular thing: a clause of only these and a back-reference ("show me the tool
@@ -184,12 +201,14 @@ def _points_back(piece: str) -> bool:
 
 
 def _carry_verb(parts: list[str]) -> list[str]:
-    """A part without a verb of its own takes the verb of the nearest part before it that has one."""
+    """A part without a verb of its own takes the verb of the nearest part before it that has one; not a
+    part with a subject of its own ("...; I want the window as small as possible")."""
     out, verb = [], None
     for p in parts:
         own = _VERB.match(_content(p))
         verb = own or verb
-        out.append(p if own or verb is None else f"{verb.group(1)} {p}")
+        mine = own or verb is None or _SUBJECT.match(p.strip()) or _WISH.match(p.strip())
+        out.append(p if mine else f"{verb.group(1)} {p}")
     return out
 
 
@@ -219,7 +238,7 @@ _WISH = re.compile(r"^(?:i|we)(?:'d| would)? (?:want|need(?! (?:it|this|that)\b)
 _BACK_REFERENCE = re.compile(r"\b(?:that|those|these|them|they)\b", re.IGNORECASE)  # "take that group off"
 # A sentence that only describes the wanted result ("hide the menus. Just the keypad, nothing else")
 _ONLY = re.compile(r"^(?:just|only|nothing but)\b", re.IGNORECASE)
-_REMARK_BREAK = re.compile(r"(?<=[.?!])\s+|\s+[-–—]\s+|,\s+(?=" + _SUBJECT.pattern[1:] + r")", re.IGNORECASE)
+_REMARK_BREAK = re.compile(r"(?<=[.?!;])\s+|\s+[-–—]\s+|,\s+(?=" + _SUBJECT.pattern[1:] + r")", re.IGNORECASE)
 
 
 def without_remarks(text: str) -> str:
@@ -259,15 +278,23 @@ def purpose(text: str) -> tuple[str, str]:
 
 
 _BOTH = re.compile(r"\bboth\b", re.IGNORECASE)  # "show me both X and Y": says nothing of either
+# What a command acts on, named by the state it is in ("make the selected text all caps", "sort what I've
+# highlighted"): the operand, not a control; left in, "selected text" names a "Select Text" check box
+_OPERAND = re.compile(r"\b(?:(?:the|my|this|that|these|those)\s+(?:currently\s+)?(?:selected|highlighted|marked)"
+                      r"(?:\s+(?:text|words?|lines?|part|bit|section|passage|block|region|stuff))?|(?:the|my|this|"
+                      r"that)\s+(?:current\s+)?selection|what(?:ever)?\s+(?:i|i've|i\s+have)\s+(?:just\s+)?"
+                      r"(?:selected|highlighted|marked))\b", re.IGNORECASE)
 
 
 def retrieval_text(c: Clause, app: str = "", names: frozenset[str] = frozenset()) -> str:
     """The clause as the retriever should see it: remarks, quoted values, numbers, a value announced as
-    one ("the word invoice"), politeness, "both" and the app's own name taken out ("could you open mousepad's
+    one ("the word invoice"), what a command acts on ("the selected text": it), politeness, "both" and the
+    app's own name taken out ("could you open mousepad's
     settings please" -> "open settings"), and what it sets aside ("..., not another tab"). A number in
     `names` is a control's whole name (a keypad's "7", a radio item "4"): it stays ("press 7"), and so
-    does such a number said as a word ("a nine" -> "a 9")."""
-    text = QUOTED.sub(" ", without_contrast(without_remarks(c.text)))
+    does such a number said as a word ("a nine" -> "a 9"); a number base says its name ("base 16" -> "base
+    hexadecimal")."""
+    text = _named_bases(_OPERAND.sub(" it ", QUOTED.sub(" ", without_contrast(without_remarks(c.text)))))
     text = NUMBER.sub(lambda m: m.group() if m.group() in names else " ", text)
     text = _DIGIT_WORD.sub(lambda m: d if (d := _DIGIT_WORDS[m.group().lower()]) in names else m.group(), text)
     text = _NAMED_VALUE.sub(r"\1", text)

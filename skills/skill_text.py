@@ -27,7 +27,7 @@ THESAURUS = {
     "preferences": "settings options configuration configure setup",
     "settings": "preferences options configuration",
     "options": "settings preferences",
-    "about": "version credits authors information who made it",
+    "about": "version release credits authors information who made it",
     "statusbar": "status bar at the bottom of the window", "toolbar": "tool bar row of icon buttons at the top",
     "menubar": "menu bar", "menu bar": "menubar menus strip along the top file edit view",
     "viewer": "read only lock protect view only no editing", "jump": "go to take me line number",
@@ -46,6 +46,8 @@ THESAURUS = {
     "select all": "everything whole document", "duplicate": "copy repeat twice",
     "session": "sessions restore reopen remember set of open documents files later", "side-pane": "side pane panel list of documents sidebar",
     "date": "today time now current", "encoding": "character set charset codepage",
+    "sort": "alphabetical order alphabetize arrange", "reversely": "backwards descending reverse order",
+    "upper case": "capitals caps uppercase", "lower case": "small letters lowercase",
 }
 
 

@@ -91,6 +91,14 @@ def senses(word: str) -> frozenset[str]:
     return frozenset(found)
 
 
+def only_modifier(word: str) -> bool:
+    """The word is an adjective or adverb and nothing else ("bigger", "different"; not "bold", a verb too,
+    nor "numbers")."""
+    if not re.fullmatch(r"[a-z][a-z'-]*", word.lower()) or not available():
+        return False
+    return bool(base_forms(word, "adj")) and not base_forms(word, "noun") and not base_forms(word, "verb")
+
+
 def synonymous(a: str, b: str) -> bool:
     """Same word, or words that share one of their most common senses."""
     return synonym_of_any(a, {b.lower()}, senses(b))

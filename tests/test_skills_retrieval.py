@@ -637,3 +637,43 @@ def test_values_for_a_dialog_that_the_request_asks_to_open_run_its_opener(lib):
         ("Search › Find and Replace...", {})]
     does_it = decide_request("replace 'colour' with 'color'", lib, False, bound=BOUND)
     assert does_it.kind == "outside" and "takes no value" in does_it.reason
+
+
+def test_what_a_command_acts_on_is_not_a_control_it_names(tmp_path):
+    """"make the selected text all caps": the selected text is what the command acts on; it does not name
+    featherpad's *Select Text* check box (a held-out false success, twice). "select the text" as the
+    request's own verb still does."""
+    lib = SkillLibrary(tmp_path / "fp.db")
+    for path, role in ((["Search", "Jump to", "Select Text"], "check box"), (["Edit", "To Upper Case"], "menu item"),
+                       (["Edit", "Sort Lines"], "menu item")):
+        lib.add(Skill(name=" › ".join(path), app="featherpad", status="verified", extra={"role": role, "ui_path": path},
+                      steps=[SkillStep(action={"kind": "click", "target": {"text": path[-1], "role": role}})]))
+    assert retrieval_text(clause("Make the selected text all caps.")) == "Make it all caps."
+    assert retrieval_text(clause("sort whatever I've highlighted")) == "sort it"
+    bound = {"threshold": 0.4, "margin": 0.0, "w": 0.6}
+    for text in ("Make the selected text all caps.", "Turn my selection into capitals"):
+        d = decide_request(text, lib, False, bound=bound)
+        assert not (d.kind == "skill" and "Select Text" in d.skill.name), (text, d.explain)
+    r = Retriever(lib)
+    assert r.rank([retrieval_text(clause("when I jump to a line, select the text there too"))])[0][0].skill.name \
+        == "Search › Jump to › Select Text"
+    lib.close()
+
+
+def test_a_number_base_is_a_name_and_a_place_asked_for_takes_no_value(tmp_path):
+    """"in base 16" names hexadecimal (a mode), not a value to type; "get me the box where I punch in a line
+    number" asks for the dialog, so the line it mentions is what the dialog is for, not a value left unused."""
+    c = clause("Show the number on the display in base 16, the way programmers write it.")
+    assert c.numbers == [] and "hexadecimal" in retrieval_text(c)
+    assert "binary" in retrieval_text(clause("switch to base-two")) and clause("set the tab width to 4").numbers == ["4"]
+    lib = SkillLibrary(tmp_path / "ed.db")
+    lib.add(Skill(name="Search › Go to...", app="ed", status="verified", extra={"role": "menu item", "ui_path": [
+        "Search", "Go to..."]}, steps=[SkillStep(action={"kind": "click", "target": {"text": "Go to..."}})],
+        postcondition=Condition(effects=[Effect(kind="window_opened", role="dialog", name="Go To")])))
+    bound = {"threshold": 0.45, "margin": 0.0, "w": 0.6}
+    for text in ("The error is on line 212, can you get me the box where I punch in a line number?",
+                 "how do I get to line 120? bring up whatever lets me type the line number"):
+        d = decide_request(text, lib, False, bound=bound)
+        assert d.kind == "skill" and d.skill.name == "Search › Go to..." and d.args == {}, (text, d.reason)
+    assert decide_request("take me to line 212", lib, False, bound=bound).kind == "outside"  # 212 left unused
+    lib.close()

@@ -578,8 +578,9 @@ def decide_request(task: str, library: Any, has_model: bool, method: str = "fuse
 
 
 # "open the tool that ...", "bring up the box where ...": the request asks for a place to act, not the act
-_OPEN_PLACE = re.compile(r"\b(?:open|bring up|pull up|show me|give me|take me to)\s+(?:up\s+)?(?:the|a|that|this)?\s*"
-                         r"(?:\w+\s+)?(?:tool|thing|window|dialog|box|panel|pane|bar|place|screen|feature)\b",
+_OPEN_PLACE = re.compile(r"\b(?:open|bring up|pull up|pop up|show me|give me|get me|find me|take me to)\s+(?:up\s+)?(?:(?:the|a|that|"
+                         r"this)?\s*(?:\w+\s+)?(?:tool|thing|window|dialog|box|panel|pane|bar|place|screen|feature)|"
+                         r"whatever|something)\b",
                          re.IGNORECASE)
 
 
