@@ -70,3 +70,11 @@ def test_a_written_skill_is_found_by_its_description(tmp_path):
                       steps=[SkillStep(action={"kind": "type", "text": "1\n2\n3\n4\n5\n"})]))
         assert decide_request("write five numbered lines in mousepad", lib, has_model=False).kind == "skill"
         assert decide_request("print the document twice", lib, has_model=False).kind == "outside"
+        # an explored field's "type <field>" step types the explorer's sample: never what a request means
+        lib.add(Skill(name="Edit › Preferences... › Sans Bold › type text", app="mousepad", status="verified",
+                      verified_runs=2, extra={"ui_path": ["Edit", "Preferences...", "Sans Bold", "type text"]},
+                      steps=[SkillStep(action={"kind": "click", "target": {"text": "Sans Bold"}}),
+                             SkillStep(action={"kind": "type", "text": "Hello"})]))
+        d = decide_request("let me type expressions as text", lib, has_model=False, bound={
+            "threshold": 0.3, "margin": 0.0, "w": 0.6})
+        assert not (d.kind == "skill" and d.skill.name.endswith("type text")), d.explain

@@ -385,6 +385,11 @@ def _types_sample(skill: Any) -> bool:
         isinstance(st.action, dict) and st.action.get("kind") == "type" for st in skill.steps)
 
 
+def _explored_field(skill: Any) -> bool:
+    """The skill is the explorer's "type <field>" step, typing its sample value (skills.candidates)."""
+    return _last_label(skill).startswith("type ")
+
+
 def _can_turn_off(skill: Any) -> bool:
     """Can the skill's result be off: a toggle or choice, or a click that shows or hides something. A keypad
     key or a command whose only recorded effect is a changed value has nothing to turn off."""
@@ -406,8 +411,9 @@ def judge(text: str, cands: list[Any], bound: dict[str, Any], app: str = "") -> 
         usable = takers  # the request gives values: a skill that takes them
     elif not has_values:  # no values given: a skill that needs none (not one typing its sample default)
         usable = [x for x in usable if not x.skill.parameters] or usable
-    if not _TYPING.search(text):  # unless the request is to type, none that types a fixed sample into the
-        usable = [x for x in usable if not _types_sample(x.skill)]  # app ("Replace › type text")
+    # none that types a fixed sample into the app ("Replace › type text"), unless the request is to type; an
+    # explored field's sample never ("let me type expressions as text" is no request for its "Hello")
+    usable = [x for x in usable if not (_types_sample(x.skill) and (_explored_field(x.skill) or not _TYPING.search(text)))]
     if c.polarity == "off":  # "take the clear keys off the keypad": not a key, whose click only changes a value
         usable = [x for x in usable if _can_turn_off(x.skill)]
     usable = [x for x in usable if not _more_than_a_key(c, x.skill)]
