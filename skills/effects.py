@@ -211,6 +211,11 @@ def is_menu_item(e: UIElement) -> bool:
     return e.role.lower() in MENU_ITEM_ROLES or "menu item" in e.role.lower()
 
 
+# Roles that declare their text changes by itself (ARIA's timer and marquee): never a control's effect, even
+# before a few looks have shown it ticking (a loaded machine may look twice within one tick)
+SELF_UPDATING = ("timer", "marquee")
+
+
 def diff_effects(old: Observation, new: Observation, volatile_slots: set[str] | frozenset[str] = frozenset(),
                  volatile_sigs: set[str] | frozenset[str] = frozenset(), limit: int = 6) -> list[Effect]:
     """The effects that explain old -> new, strongest first (the tree's elements, where there is one). Text
@@ -244,7 +249,8 @@ def diff_effects(old: Observation, new: Observation, volatile_slots: set[str] | 
     for slot, e in n_slots.items():
         base = slot.rsplit("#", 1)[0]
         o = o_slots.get(slot)
-        if o is None or slot in volatile_slots or o_count[base] != n_count[base] or is_menu_item(e):
+        if o is None or slot in volatile_slots or o_count[base] != n_count[base] or is_menu_item(e) \
+                or e.role.lower() in SELF_UPDATING:
             continue
         a, b = element_text(o), element_text(e)
         if a != b and (e.value is not None or o.signature != e.signature):
