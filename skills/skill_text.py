@@ -47,7 +47,7 @@ THESAURUS = {
     "session": "sessions restore reopen remember set of open documents files later", "side-pane": "side pane panel list of documents sidebar",
     "date": "today time now current", "encoding": "character set charset codepage",
     "sort": "alphabetical order alphabetize arrange", "reversely": "backwards descending reverse order",
-    "upper case": "capitals caps uppercase", "lower case": "small letters lowercase",
+    "upper case": "capitals caps uppercase", "lower case": "lowercase",
 }
 
 
