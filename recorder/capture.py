@@ -55,6 +55,24 @@ def _grabber(display: str) -> Any:
     return getattr(mss, "MSS", None)(display=display) if hasattr(mss, "MSS") else mss.mss(display=display)
 
 
+def _check_frames(display: str, tries: int = 3) -> None:
+    """One frame can be grabbed from `display`, else RecordingError; a refused or reset connection (a
+    server just started, or resetting) is tried again."""
+    for attempt in range(tries):
+        try:
+            with _grabber(display) as grab:
+                shot = grab.grab(grab.monitors[0])
+            if shot.width * shot.height == 0:
+                raise RecordingError(f"display {display!r} shows an empty screen")
+            return
+        except RecordingError:
+            raise
+        except Exception as e:  # noqa: BLE001 - any mss failure means: cannot record
+            if attempt == tries - 1:
+                raise RecordingError(f"cannot capture frames from display {display!r}: {e}") from None
+            time.sleep(0.2 * (attempt + 1))
+
+
 def parse_hotkey(spec: str) -> tuple[frozenset[str], str]:
     """'ctrl+alt+q' -> ({'ctrl', 'alt'}, 'q')."""
     from cua.actions import ActionParseError, normalize_key
@@ -140,24 +158,20 @@ class Recorder:
             d = Xlib.display.Display(self.display)
             has_record = d.has_extension("RECORD")
             self.size = (d.screen().width_in_pixels, d.screen().height_in_pixels)
-            d.close()
         except Exception as e:  # noqa: BLE001 - any Xlib failure means: cannot record
             raise RecordingError(
                 f"cannot open X display {self.display!r} ({e}); start the sandbox/desktop first "
                 "or pass the right --env"
             ) from None
-        if not has_record:
-            raise RecordingError(
-                f"X display {self.display} lacks the RECORD extension, so input cannot be captured; "
-                "start Xvfb/Xorg with +extension RECORD"
-            )
-        try:
-            with _grabber(self.display) as grab:
-                shot = grab.grab(grab.monitors[0])
-                if shot.width * shot.height == 0:
-                    raise RecordingError("empty screen")
-        except Exception as e:  # noqa: BLE001 - any mss failure means: cannot record
-            raise RecordingError(f"cannot capture frames from display {self.display!r}: {e}") from None
+        try:  # kept open meanwhile: a server without -noreset resets when its last client leaves
+            if not has_record:
+                raise RecordingError(
+                    f"X display {self.display} lacks the RECORD extension, so input cannot be captured; "
+                    "start Xvfb/Xorg with +extension RECORD"
+                )
+            _check_frames(self.display)
+        finally:
+            d.close()
         self._turn_accessibility_on()
         self.t0 = time.monotonic()
         self.writer = SessionWriter(

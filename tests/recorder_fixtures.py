@@ -5,13 +5,21 @@ from __future__ import annotations
 import os
 import select
 import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 
 @contextmanager
 def xvfb(size: tuple[int, int] = (1280, 800)) -> Iterator[str]:
-    """A fresh Xvfb with the RECORD extension on a free display number; killed on exit."""
+    """A fresh Xvfb with the RECORD extension on a free display number, answering before it is yielded;
+    killed on exit. A client connected right after Xvfb reports its number was now and then refused or
+    reset (1 in 30 here, and two recorder tests in CI), and a server without -noreset resets when its
+    last client leaves, dropping whoever connects next: it runs with -noreset, and one connection of ours
+    stays open while it is in use."""
+    import Xlib.display
+    import Xlib.error
+
     r, w = os.pipe()
     proc = subprocess.Popen(
         [
@@ -25,6 +33,7 @@ def xvfb(size: tuple[int, int] = (1280, 800)) -> Iterator[str]:
             "tcp",
             "+extension",
             "RECORD",
+            "-noreset",
         ],
         pass_fds=(w,),
         stdout=subprocess.DEVNULL,
@@ -35,8 +44,19 @@ def xvfb(size: tuple[int, int] = (1280, 800)) -> Iterator[str]:
         ready, _, _ = select.select([r], [], [], 30)
         if not ready:
             raise RuntimeError("Xvfb did not report a display within 30 s")
-        num = os.read(r, 64).decode().strip()
-        yield f":{num}"
+        display = ":" + os.read(r, 64).decode().strip()
+        hold, deadline = None, time.monotonic() + 30
+        while hold is None:
+            try:
+                hold = Xlib.display.Display(display)
+            except (Xlib.error.DisplayError, Xlib.error.ConnectionClosedError, OSError):
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise RuntimeError(f"Xvfb on {display} does not answer") from None
+                time.sleep(0.1)
+        try:
+            yield display
+        finally:
+            hold.close()
     finally:
         os.close(r)
         proc.terminate()

@@ -16,6 +16,7 @@ import pytest
 
 from cua.trajectory import Trajectory
 from skills.skill import Skill, SkillParam, SkillStep
+from tests.recorder_fixtures import xvfb as bare_xvfb
 
 ROOT = Path(__file__).resolve().parents[1]
 CUA = [sys.executable, "-m", "cua.cli"]
@@ -135,43 +136,33 @@ def test_ctrl_c_mid_run_leaves_a_readable_trajectory(page, tmp_path):
 def test_stop_hotkey_on_the_desktop(tmp_path):
     from cua.agent.safety import DEFAULT_STOP_HOTKEY, EmergencyStop
 
-    rfd, wfd = os.pipe()  # Xvfb picks a free display number and writes it here
-    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(wfd), "-screen", "0", "640x480x24", "-nolisten", "tcp"],
-                            pass_fds=(wfd,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(wfd)
     old = os.environ.get("DISPLAY")
-    display = ""
-    try:
-        with os.fdopen(rfd) as f:
-            display = ":" + f.readline().strip()
-        assert display != ":", "Xvfb did not start"
-        os.environ["DISPLAY"] = display
-        stop = EmergencyStop(DEFAULT_STOP_HOTKEY)
-        interrupted = False
-        with stop:
-            assert stop._listener is not None
-            try:
-                subprocess.run(["xdotool", "key", "ctrl+alt+Escape"], env={**os.environ, "DISPLAY": display})
-                deadline = time.monotonic() + 10
-                while time.monotonic() < deadline:  # the hotkey's SIGINT interrupts this wait
-                    time.sleep(0.05)
-            except KeyboardInterrupt:
-                interrupted = True
-        assert stop.stopped.is_set() and "hotkey" in stop.reason
-        assert interrupted
-        assert stop._listener is None, "the listener is released on exit"
-    finally:
-        if display:
+    with bare_xvfb((640, 480)) as display:
+        try:
+            os.environ["DISPLAY"] = display
+            stop = EmergencyStop(DEFAULT_STOP_HOTKEY)
+            interrupted = False
+            with stop:
+                assert stop._listener is not None
+                try:
+                    subprocess.run(["xdotool", "key", "ctrl+alt+Escape"], env={**os.environ, "DISPLAY": display})
+                    deadline = time.monotonic() + 10
+                    while time.monotonic() < deadline:  # the hotkey's SIGINT interrupts this wait
+                        time.sleep(0.05)
+                except KeyboardInterrupt:
+                    interrupted = True
+            assert stop.stopped.is_set() and "hotkey" in stop.reason
+            assert interrupted
+            assert stop._listener is None, "the listener is released on exit"
+        finally:
             subprocess.run(["xdotool", "key", "shift"], env={**os.environ, "DISPLAY": display})  # wakes pynput's
-        for t in threading.enumerate():  # record loop so its thread ends before the display goes away
-            if "pynput" in type(t).__module__:
-                t.join(5)
-        if old is None:
-            os.environ.pop("DISPLAY", None)
-        else:
-            os.environ["DISPLAY"] = old
-        xvfb.terminate()
-        xvfb.wait(10)
+            for t in threading.enumerate():  # record loop so its thread ends before the display goes away
+                if "pynput" in type(t).__module__:
+                    t.join(5)
+            if old is None:
+                os.environ.pop("DISPLAY", None)
+            else:
+                os.environ["DISPLAY"] = old
 
 
 def test_destructive_action_is_asked_on_the_terminal(tmp_path):

@@ -15,18 +15,13 @@ import time
 import pytest
 from Xlib import X, display
 
+from tests.recorder_fixtures import xvfb as bare_xvfb
+
 
 @pytest.fixture
 def xvfb():
-    r, w = os.pipe()
-    proc = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "640x480x24", "-nolisten", "tcp"],
-                            pass_fds=(w,), stderr=subprocess.DEVNULL)
-    os.close(w)
-    with os.fdopen(r) as f:
-        num = f.readline().strip()
-    yield f":{num}"
-    proc.kill()
-    proc.wait()
+    with bare_xvfb((640, 480)) as display:
+        yield display
 
 
 def test_the_desktop_asks_again_when_its_map_request_is_dropped(xvfb):
