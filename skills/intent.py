@@ -42,8 +42,8 @@ _SUBJECT = re.compile(r"^(?:i|i'm|i've|i'd|i'll|we|we're|it|it's|its|they|they'r
 _PREPOSITION = re.compile(r"^(?:across|along|at|above|below|beneath|under|over|on|onto|in|into|inside|next to|"
                           r"beside|near|to|from|with|without|by|for|down|up)\b", re.IGNORECASE)
 _EXAMPLES = re.compile(r"(?:,\s*like|,?\s*\b(?:such as|e\.g\.|including))\s+[^,;.!?()]*", re.IGNORECASE)
-# A list of single words after a preposition names things, not clauses ("buttons for new, open and save")
 _ASIDE = re.compile(r"\([^()]*\)")  # "(new, open, save…)": one aside, never cut
+# A list of single words after a preposition names things, not clauses ("buttons for new, open and save")
 _WORD_LIST = re.compile(r"\b(?:for|like|with|of)\s+(?:[\w'-]+,\s*)+[\w'-]+,?\s+(?:and|or)\s+[\w'-]+", re.IGNORECASE)
 # A piece after a weak break that starts like this is a subordinate clause of the one before it
 _SUBORDINATE = re.compile(r"(?:^|\s)(?:what|which|how|where|who|whom|whose|why|when|whether|if|that|so|once|until|unless|"
@@ -289,8 +289,8 @@ _OPERAND = re.compile(r"\b(?:(?:the|my|this|that|these|those)\s+(?:currently\s+)
 def retrieval_text(c: Clause, app: str = "", names: frozenset[str] = frozenset()) -> str:
     """The clause as the retriever should see it: remarks, quoted values, numbers, a value announced as
     one ("the word invoice"), what a command acts on ("the selected text": it), politeness, "both" and the
-    app's own name taken out ("could you open mousepad's
-    settings please" -> "open settings"), and what it sets aside ("..., not another tab"). A number in
+    app's own name taken out ("could you open mousepad's settings please" -> "open settings"), and what it
+    sets aside ("..., not another tab"). A number in
     `names` is a control's whole name (a keypad's "7", a radio item "4"): it stays ("press 7"), and so
     does such a number said as a word ("a nine" -> "a 9"); a number base says its name ("base 16" -> "base
     hexadecimal")."""

@@ -92,8 +92,8 @@ def senses(word: str) -> frozenset[str]:
 
 
 def only_modifier(word: str) -> bool:
-    """The word is an adjective or adverb and nothing else ("bigger", "different"; not "bold", a verb too,
-    nor "numbers")."""
+    """The word is an adjective and no noun or verb ("bigger", "different"; not "bold", a verb too, nor
+    "numbers")."""
     if not re.fullmatch(r"[a-z][a-z'-]*", word.lower()) or not available():
         return False
     return bool(base_forms(word, "adj")) and not base_forms(word, "noun") and not base_forms(word, "verb")
