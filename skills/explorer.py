@@ -38,6 +38,8 @@ from skills.verify import verify_batch, verify_skill
 
 VERIFY_BATCH = 6  # skills verified together: skills that share a negative control share its run
 SCROLL_ITEMS = 5  # a long menu scrolls by a screen less this many items: they show before and after
+# the most notches one scroll action may take (cua.actions.Scroll's bound)
+MAX_NOTCHES = next(m.le for m in Scroll.model_fields["dy"].metadata if getattr(m, "le", None) is not None)
 ERROR_WORDS = ("error", "warning", "failed", "cannot", "could not")
 # What only closes the app or a document: denied by the default profile, tried in a sandbox, whose app
 # the explorer restarts (its skill: the window closes)
@@ -327,7 +329,7 @@ class Explorer(Navigator):
 
     def scroll_page(self, el: UIElement, step: dict[str, Any]) -> bool:
         """Scroll a long menu at item `el` by a screen less SCROLL_ITEMS items: one notch first, to see how
-        far a notch moves it (GTK: 15 px), then the rest. `step` records the notches: a replay from a
+        far a notch moves it (GTK: 15 px), then the rest (at most MAX_NOTCHES). `step` records the notches: a replay from a
         fresh menu scrolls the same, and a menu that kept its offset no longer shows `el` (not scrolled
         again: skills.profile.scrolled_already)."""
         x, y = el.center
@@ -336,6 +338,7 @@ class Explorer(Navigator):
         now = obs.by_signature(el.signature)
         moved = el.bbox[1] - now.bbox[1] if now is not None and is_visible(now, obs.size) else 0
         notches = max(1, (obs.size[1] - SCROLL_ITEMS * el.bbox[3]) // moved) if ok and moved > 0 else 1
+        notches = min(notches, MAX_NOTCHES)  # a notch that moved a pixel or two asked for 108 and crashed the run
         if notches > 1:
             ok &= self.act(Scroll(x=x, y=y, dy=notches - 1))
         step["dy"] = notches

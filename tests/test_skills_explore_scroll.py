@@ -35,6 +35,28 @@ def _menu(first: int, names: list[str], height: int = 800) -> Observation:
 NAMES = [f"L{i:02d}" for i in range(55)]
 
 
+def test_a_scroll_that_hardly_moved_asks_for_no_more_notches_than_an_action_takes():
+    """A first notch that moved the menu one pixel asked for 675 notches at once (a 30-minute mousepad
+    exploration died asking for 108), which no Scroll action takes: the rest is capped at what one may do."""
+    from skills.explorer import MAX_NOTCHES
+
+    class Stub:  # what scroll_page uses of the explorer: act and observe
+        acts: list = []
+
+        def act(self, action, explore=False):
+            self.acts.append(action)
+            return True
+
+        def observe(self):
+            return _menu(499, NAMES)
+
+    before = _menu(500, NAMES)
+    at = next(e for e in before.elements if e.name == "L10")
+    step = {"kind": "scroll", "dy": 1}
+    assert Explorer.scroll_page(Stub(), at, step)
+    assert step["dy"] == MAX_NOTCHES and [a.dy for a in Stub.acts] == [1, MAX_NOTCHES - 1]
+
+
 def test_rows_under_the_arrows_are_left_for_after_a_scroll():
     top = _menu(21, NAMES)  # not scrolled: cut at the bottom only
     covered = {top.by_signature(s).name for s in under_arrows(top)}
