@@ -212,3 +212,39 @@ def test_a_new_tab_counts_under_a_tab_list_named_after_another_document():
     assert condition_problems(post, after, start) == []
     assert condition_problems(post, after)  # no start: the exact names are asked for
     assert condition_problems(post, start, start)  # nothing arrived
+
+
+def test_a_path_label_that_reads_otherwise_after_a_reset_is_dropped_not_failed(runs, monkeypatch):
+    """featherpad's info bar read "The file does not exist." when *Paste Date and Time* was explored and
+    "Root Instance" after a reset: the skill's own effect held, only the path's label differed. The label
+    leaves the postcondition and the skill is verified again; a replay whose own effect is missing still
+    fails."""
+    ex, lib, log, script = runs
+    label = Effect(kind="text", signature="label:info", slot="frame|label#0", role="label", name="display",
+                   before="The file does not exist.", after="The file does not exist.", inherited=True)
+    own = Effect(kind="text", signature="text:doc", slot="frame|text#0", role="text", name="document",
+                 before="", after="Nov 29, 2026")
+    steps = [SkillStep(action={"kind": "click", "target": {"signature": s}}) for s in ("menu:Edit", "item:Paste")]
+    lib.add(Skill(name="Edit › Paste Date", app="demo", steps=steps, provenance="explored",
+                  postcondition=Condition(effects=[label, own]), extra={"own_steps": 1, "neutral": None}))
+
+    def look(info: str, doc: str) -> Observation:
+        return Observation(size=(400, 300), elements=[
+            _el("label", info, (0, 0, 200, 20)).model_copy(update={"path": ["frame"]}),
+            _el("text", "", (0, 30, 400, 200)).model_copy(update={"path": ["frame"], "value": doc})])
+
+    assert own.check(look("Root Instance", "Nov 29, 2026")) is None
+    assert label.check(look("Root Instance", "Nov 29, 2026")) is not None
+    outcomes = iter([SkillRunResult(ok=False, error="display shows 'Root Instance'",
+                                    observation=look("Root Instance", "Nov 29, 2026"))] + [SkillRunResult(ok=True)] * 2)
+    monkeypatch.setitem(script, "own", None)
+    monkeypatch.setattr(verify, "run_skill", lambda skill, *a, **k: script["control"] if skill.name.endswith(
+        "(negative control)") else next(outcomes))
+    assert verify.verify_skill(ex, "Edit › Paste Date") == "verified"
+    assert lib.get("Edit › Paste Date").postcondition.effects == [own]
+
+    lib.add(Skill(name="Edit › Paste Date", app="demo", steps=steps, provenance="explored",
+                  postcondition=Condition(effects=[label, own]), extra={"own_steps": 1, "neutral": None}))
+    outcomes = iter([SkillRunResult(ok=False, error="document shows ''", observation=look("Root Instance", ""))]
+                    + [SkillRunResult(ok=True)] * 2)
+    assert verify.verify_skill(ex, "Edit › Paste Date") == "failed"
