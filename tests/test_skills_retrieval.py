@@ -677,3 +677,27 @@ def test_a_number_base_is_a_name_and_a_place_asked_for_takes_no_value(tmp_path):
         assert d.kind == "skill" and d.skill.name == "Search › Go to..." and d.args == {}, (text, d.reason)
     assert decide_request("take me to line 212", lib, False, bound=bound).kind == "outside"  # 212 left unused
     lib.close()
+
+
+def test_a_list_of_names_cut_up_is_one_request_two_clauses_are_two(tmp_path):
+    """"hide the C, AC and backspace keys" is one request about one group of keys, not "hide C" and "hide
+    AC" (each matching nothing): cut into parts that a verb had to be carried to, with nothing matched but
+    the whole request's own skill, it stays whole (4 held-out requests had been refused). Two clauses each
+    with its own verb stay two: a part that matches nothing still refuses the request."""
+    lib = SkillLibrary(tmp_path / "calc.db")
+    for path, role, tip in ((["View", "Buttons", "Display Control"], "check menu item", "backspace, clear and all clear keys"),
+                            (["Document", "Viewer Mode"], "check menu item", "read-only"),
+                            (["Help", "About"], "menu item", ""), (["File", "New"], "menu item", "a new document"),
+                            (["C"], "push button", "clear"), (["AC"], "push button", "all clear")):
+        shown = [Effect(kind="text", role="label", name="display", before="12", after="0")] if len(path) == 1 else []
+        lib.add(Skill(name=" › ".join(path), app="calc", status="verified", description=tip,
+                      extra={"role": role, "ui_path": path}, postcondition=Condition(effects=shown),
+                      steps=[SkillStep(action={"kind": "click", "target": {"text": path[-1], "role": role}})]))
+    assert splits("hide the C, AC and backspace keys")[-1][1:] == ["hide AC", "hide backspace keys"]
+    bound = {"threshold": 0.45, "margin": 0.0, "w": 0.6}
+    d = decide_request("hide the C, AC and backspace keys, I never use them", lib, False, bound=bound)
+    assert d.kind == "skill" and [c.skill.name for c in d.calls] == ["View › Buttons › Display Control"], d.explain
+    d = decide_request("Please open a separate second window, and make that new one read-only.", lib, False,
+                       bound=bound)
+    assert d.kind == "outside", d.explain
+    lib.close()

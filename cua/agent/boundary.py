@@ -484,6 +484,8 @@ def read_request(task: str, library: Any, method: str = "fused",
     for reading in readings[1:]:
         parts = [judge(t, by_text[t], bound, app) for t in reading]
         distinct = len({_group(p.best.skill) for p in parts if p.best is not None}) == len(parts)
+        if whole.status == "match" and _cut_list(task, reading, parts, whole):
+            break
         # believe the split when the whole request's best skill does not itself match every part
         # ("line numbers and the status bar"), not when it does ("find and replace"); a part then left
         # without a skill makes the request outside the library rather than half done
@@ -493,6 +495,14 @@ def read_request(task: str, library: Any, method: str = "fused",
             choice = parts
             break
     return choice, whole, by_text[task]
+
+
+def _cut_list(task: str, reading: list[str], parts: list[ClauseMatch], whole: ClauseMatch) -> bool:
+    """Is this reading a list of names cut up ("hide the C, AC and backspace keys" -> "hide the C", "hide
+    AC", "hide backspace keys")? A part there has a verb carried to it that the request never says before
+    it, some part matches nothing, and none matches anything but the whole request's own skill."""
+    return any(t.lower() not in task.lower() for t in reading) and any(p.status == "none" for p in parts) and all(
+        p.status == "none" or (p.best is not None and _same_line(p.best.skill, whole.best.skill)) for p in parts)
 
 
 def decide_request(task: str, library: Any, has_model: bool, method: str = "fused",
