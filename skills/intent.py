@@ -280,10 +280,12 @@ def purpose(text: str) -> tuple[str, str]:
 _BOTH = re.compile(r"\bboth\b", re.IGNORECASE)  # "show me both X and Y": says nothing of either
 # What a command acts on, named by the state it is in ("make the selected text all caps", "sort what I've
 # highlighted"): the operand, not a control; left in, "selected text" names a "Select Text" check box
-_OPERAND = re.compile(r"\b(?:(?:the|my|this|that|these|those)\s+(?:currently\s+)?(?:selected|highlighted|marked)"
+_OPERAND = re.compile(r"\b(?:(?:the|my|this|that|these|those)\s+(?:currently\s+)?(?:s(?:e)?l(?:e)?cted|highlighted|marked)"
                       r"(?:\s+(?:text|words?|lines?|part|bit|section|passage|block|region|stuff))?|(?:the|my|this|"
                       r"that)\s+(?:current\s+)?selection|what(?:ever)?\s+(?:i|i've|i\s+have)\s+(?:just\s+)?"
-                      r"(?:selected|highlighted|marked))\b", re.IGNORECASE)
+                      r"(?:selected|highlighted|marked)|(?:everything|anything|all(?:\s+of)?(?:\s+the\s+\w+)?|the\s+"
+                      r"(?:text|words?|lines?|part|bit|stuff))\s+(?:that\s+)?(?:i|i've|i\s+have)\s+(?:just\s+|already\s+)?"
+                      r"(?:selected|highlighted|marked|typed|written)(?:\s+here)?)\b", re.IGNORECASE)
 
 
 def retrieval_text(c: Clause, app: str = "", names: frozenset[str] = frozenset()) -> str:

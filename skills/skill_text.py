@@ -48,6 +48,7 @@ THESAURUS = {
     "date": "today time now current", "encoding": "character set charset codepage",
     "sort": "alphabetical order alphabetize arrange", "reversely": "backwards descending reverse order",
     "upper case": "capitals caps uppercase", "lower case": "lowercase",
+    "uppercase": "capitals caps upper case", "lowercase": "lower case",
 }
 
 

@@ -701,3 +701,16 @@ def test_a_list_of_names_cut_up_is_one_request_two_clauses_are_two(tmp_path):
                        bound=bound)
     assert d.kind == "outside", d.explain
     lib.close()
+
+
+def test_what_was_typed_or_highlighted_is_the_operand_and_one_word_case_labels_have_the_aliases():
+    """"everything I've highlighted", "the text I've typed here" and a misspelt "the slected text" are what
+    the command acts on ("it"); "take back what I just typed" is an undo, its words kept. mousepad's
+    one-word "To Uppercase" has the aliases featherpad's "To Upper Case" has."""
+    from skills.skill_text import synonyms
+    assert retrieval_text(clause("Everything I've highlighted should be in capital letters.")) == \
+        "it should be in capital letters."
+    assert retrieval_text(clause("Make the text I've highlighted shouty")) == "Make it shouty"
+    assert retrieval_text(clause("make the slected text all capital letters")) == "make it all capital letters"
+    assert retrieval_text(clause("take back what I just typed")) == "take back what I just typed"
+    assert "capitals" in synonyms("To Uppercase") and "capitals" in synonyms("To Upper Case")
