@@ -250,7 +250,9 @@ def without_remarks(text: str) -> str:
     kept = [p for p in pieces if not (_SUBJECT.match(p.strip()) and not _WISH.match(p.strip()))
             and not (p is not pieces[0] and _ONLY.match(p.strip()))]
     commands = [p for p in kept if _VERB.match(_content(p))]
-    if commands:  # beside a command, a question only sets the scene
+    # beside a command, a question only sets the scene; not beside one that says nothing of its own
+    # ("what version of Mousepad is this? Show me.")
+    if commands and all(_VAGUE.sub(" ", _VERB.sub("", _content(c), count=1)).strip(" ,.!?") for c in commands):
         kept = [p for p in kept if p in commands or not p.rstrip().endswith("?")]
     if not kept or len(kept) == len(pieces) or any(_BACK_REFERENCE.search(p) for p in kept):
         return text  # all remarks, none, or the request points back into one ("take that group off")

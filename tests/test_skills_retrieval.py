@@ -714,3 +714,11 @@ def test_what_was_typed_or_highlighted_is_the_operand_and_one_word_case_labels_h
     assert retrieval_text(clause("make the slected text all capital letters")) == "make it all capital letters"
     assert retrieval_text(clause("take back what I just typed")) == "take back what I just typed"
     assert "capitals" in synonyms("To Uppercase") and "capitals" in synonyms("To Upper Case")
+
+
+def test_a_question_stays_beside_a_command_that_says_nothing_of_its_own():
+    """"what version is this? Show me.": the question says what is wanted; beside "show line numbers" a
+    question only sets the scene."""
+    from skills.intent import without_remarks
+    assert "version" in without_remarks("What version of Mousepad is this? Show me.")
+    assert without_remarks("Which line am I on? Show line numbers down the side.") == "Show line numbers down the side."
