@@ -18,7 +18,12 @@ from skills.skill_text import app_as_word, kind_of, label_of, toggle_target
 
 Polarity = Literal["on", "off"] | None
 QUOTED = re.compile(r'"([^"]*)"|“([^”]*)”|(?<![\w])\'([^\']*)\'(?![\w])')
-NUMBER = re.compile(r"(?<![\w.-])-?\d+(?:\.\d+)?(?![\w.])")  # not the 16 of "UTF-16"
+NUMBER = re.compile(r"(?<![\w.-])-?\d+(?:\.\d+)?(?!\w|\.\d)")  # not the 16 of "UTF-16"; the 3 of "line 3."
+# A line, row or column said in words ("the fourth line", "row two"): a value as much as "line 4" is
+_ORDINALS = "first second third fourth fifth sixth seventh eighth ninth tenth".split()
+_CARDINALS = "one two three four five six seven eight nine ten".split()
+_PLACE_WORD = re.compile(rf"\b(?:({'|'.join(_ORDINALS)})\s+(?:line|row|column)|(?:line|row|column)\s+"
+                         rf"({'|'.join(_CARDINALS)}))\b", re.IGNORECASE)
 # A digit said as a word ("punch in a nine"); "one" is left alone, being mostly a pronoun ("a different one")
 _DIGIT_WORDS = {w: str(i) for i, w in enumerate("zero one two three four five six seven eight nine ten".split())
                 if w != "one"}
@@ -123,7 +128,9 @@ def clause(text: str) -> Clause:
         value = re.sub(r"^(?:the (?:word|text|phrase)|for)\s+", "", value, flags=re.IGNORECASE).strip() or None
     if value and _NO_VALUE.match(value):  # "open the find bar", "look for a word": no value given
         value = None
-    return Clause(text=text, polarity=polarity(text), quoted=quoted(text), numbers=NUMBER.findall(bare),
+    said = [str((_ORDINALS if m.group(1) else _CARDINALS).index((m.group(1) or m.group(2)).lower()) + 1)
+            for m in _PLACE_WORD.finditer(bare)]
+    return Clause(text=text, polarity=polarity(text), quoted=quoted(text), numbers=NUMBER.findall(bare) + said,
                   unquoted=value)
 
 

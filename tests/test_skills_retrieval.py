@@ -675,7 +675,11 @@ def test_a_number_base_is_a_name_and_a_place_asked_for_takes_no_value(tmp_path):
                  "how do I get to line 120? bring up whatever lets me type the line number"):
         d = decide_request(text, lib, False, bound=bound)
         assert d.kind == "skill" and d.skill.name == "Search › Go to..." and d.args == {}, (text, d.reason)
-    assert decide_request("take me to line 212", lib, False, bound=bound).kind == "outside"  # 212 left unused
+    # 212 would be left unused; so would a number that ends the sentence, or a line said in words
+    for text in ("take me to line 212", "Take me to line 57.", "Bring the cursor up to the fourth line."):
+        assert decide_request(text, lib, False, bound=bound).kind == "outside", text
+    assert clause("then move my cursor to line 3.").numbers == ["3"] and clause("go to row two").numbers == ["2"]
+    assert clause("version 1.2.3 of UTF-16").numbers == [] and clause("the first letter of each word").numbers == []
     lib.close()
 
 

@@ -34,7 +34,7 @@ from skills.units import typed_context
 OUTSIDE = "outside known skills"
 MIN_COVER = 0.5
 _QUOTED = re.compile(r'"([^"]*)"|“([^”]*)”|(?<![\w])\'([^\']*)\'(?![\w])')
-_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?!\w|\.\d)")
 
 
 @dataclass
