@@ -212,13 +212,17 @@ def _clip(text: str, most: int = 120) -> str:
     return text if len(text) <= most else text[:most].rsplit(" ", 1)[0] + " ..."
 
 
+_TYPED = re.compile(r"^type \w+$")
+
+
 def document(skill: Any) -> str:
     """The skill in sentences, for the embedding model and BM25 alike."""
     path = ui_path(skill)
     label = path[-1] if path else skill.name
     parent = path[-2] if len(path) > 1 else ""
     kind = kind_of(skill)
-    parts = [f"{label}.", f"{' > '.join(path)}." if len(path) > 1 else ""]
+    shown_path = [p for p in path if not _TYPED.match(p)]  # "type document": the explorer's set-up, no label
+    parts = [f"{label}.", f"{' > '.join(shown_path)}." if len(shown_path) > 1 else ""]
     parts.append(role_verbs(kind, label, parent) + ".")
     also = synonyms(label)
     if also:

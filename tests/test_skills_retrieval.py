@@ -726,3 +726,12 @@ def test_a_question_stays_beside_a_command_that_says_nothing_of_its_own():
     from skills.intent import without_remarks
     assert "version" in without_remarks("What version of Mousepad is this? Show me.")
     assert without_remarks("Which line am I on? Show line numbers down the side.") == "Show line numbers down the side."
+
+
+def test_the_explorers_typing_set_up_is_no_part_of_a_skills_text():
+    """"type document › Save" is Save on a typed document: "document" in "save this as a Word document"
+    must not pull the request to it (a fresh15 false success)."""
+    path = ["type document", "File", "Save"]
+    s = Skill(name=" › ".join(path), app="ed", status="verified", extra={"role": "menu item", "ui_path": path},
+              steps=[SkillStep(action={"kind": "click", "target": {"text": "Save", "role": "menu item"}})])
+    assert "File > Save." in document(s) and "type document >" not in document(s)
