@@ -4,6 +4,7 @@ selection, and a success only when the text changed (cua.agent.skill_calls.on_us
 
 from cua.agent.boundary import _types_sample
 from cua.agent.skill_calls import changed_text, on_users_text
+from cua.env.base import ActionResult
 from cua.perception.elements import Observation, UIElement
 from skills.effects import Effect
 from skills.skill import Condition, Skill, SkillStep
@@ -48,3 +49,40 @@ def test_other_skills_are_left_alone():
     assert typed_context(typed) == 0 and on_users_text(typed, "type something") is None
     field = typed.model_copy(update={"name": "Search › type text", "extra": {"ui_path": ["Search", "type text"]}})
     assert on_users_text(field, "search") is None and _types_sample(field)
+
+
+class _ToggleEnv:
+    """A window with one toggle button, pressed or not; counts observations, logs actions."""
+
+    def __init__(self, pressed: bool) -> None:
+        self.pressed, self.acted = pressed, []
+
+    def observe(self) -> Observation:
+        states = ["showing", "visible", "enabled", *(["pressed"] if self.pressed else [])]
+        return Observation(elements=[UIElement(id="w", role="toggle button", name="Wrap", bbox=(10, 10, 60, 20),
+                                               source="a11y", states=states, path=["application:Ed", "frame:"])],
+                           size=(800, 600))
+
+    def act(self, action) -> ActionResult:
+        self.acted.append(action.kind)
+        return ActionResult(action=action.model_dump())
+
+
+def test_a_toggle_already_on_when_the_request_named_no_on_or_off_is_no_success():
+    """"The long rows fold over onto several lines; keep each row on one line" named no on or off: read as
+    "on", a toggle already on means the request most likely wanted it the other way. Nothing is clicked and
+    the run is no success (a fresh15 false success); said "turn on", already on is done."""
+    from cua.agent.boundary import Call, Decision
+    from cua.agent.skill_calls import run_calls
+    sig = "application:Ed/frame:/toggle button:Wrap"
+    wrap = Skill(name="Wrap", app="ed", status="verified", extra={"role": "toggle button", "ui_path": ["Wrap"]},
+                 steps=[SkillStep(action={"kind": "click", "target": {"signature": sig, "text": "Wrap",
+                                                                     "role": "toggle button"}})],
+                 postcondition=Condition(effects=[Effect(kind="state", signature=sig, role="toggle button", name="Wrap",
+                                                         state="pressed", before=False, after=True)]))
+    env = _ToggleEnv(pressed=True)
+    outcome, message = run_calls(Decision("skill", calls=[Call(wrap, {}, "on", "keep each row on one line",
+                                                               implied=True)]), env, None)
+    assert outcome == "failure" and "already on" in message and "turn it off" in message and env.acted == []
+    outcome, _ = run_calls(Decision("skill", calls=[Call(wrap, {}, "on", "turn on wrap")]), env, None)
+    assert outcome == "success" and "click" not in env.acted

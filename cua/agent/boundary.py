@@ -47,6 +47,7 @@ class Call:
     clause: str = ""
     score: float = 0.0
     entry: bool = False  # a key that only enters a number of a calculation (a digit, the point)
+    implied: bool = False  # the polarity was read into a request that named no on or off ("number the lines")
 
 
 @dataclass
@@ -579,12 +580,12 @@ def decide_request(task: str, library: Any, has_model: bool, method: str = "fuse
                             f"{p.best.skill.name!r} only opens a dialog (where that may be set); no known skill "
                             "turns it off, and no model is configured (--model none)", nearest=nearest,
                             explain=explain + [f"'off' for {p.best.skill.name!r}, which opens a dialog"])
-        if pol is None and is_toggle(p.best.skill) and not wants_flip(p.text):
-            pol = "on"
+        implied = pol is None and is_toggle(p.best.skill) and not wants_flip(p.text)
+        pol = "on" if implied else pol
         if calls and calls[-1].skill.name == p.best.skill.name and calls[-1].args == args \
                 and calls[-1].polarity == pol:  # two wordings of one intent ("swap some words, open replace")
             continue
-        calls.append(Call(p.best.skill, args, pol, p.text, p.score))
+        calls.append(Call(p.best.skill, args, pol, p.text, p.score, implied=implied))
         if pol and is_toggle(p.best.skill):
             explain.append(f"{p.best.skill.name!r} is a toggle: turn it {pol}, leaving it alone if it already is")
         elif pol:

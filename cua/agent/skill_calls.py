@@ -6,7 +6,9 @@ whose effects record a state) is set on/off by reading that state (skills.intent
 menu item that exposes no state is judged by its visible effect instead: "show the status bar" when
 the skill's effect (the status bar) is already on screen does nothing; "hide it" runs the skill only
 when the effect is there, then checks that it is gone. "Off" for a skill whose effect cannot be seen
-stops with a message rather than flipping it blind.
+stops with a message rather than flipping it blind. A toggle read as "on" from a request that named no on or
+off ("the rows fold over onto several lines; keep each on one line") and found on already stops with a
+message too: the request most likely meant the other way, and nothing done is no success.
 
 A keypad key explored with a sample value before it ("7 › sqrt": the 7 only made the square root
 visible) runs its own step alone when an earlier call of the request entered the value ("enter 9 and
@@ -22,7 +24,7 @@ from cua.agent.boundary import Call, Decision
 from cua.agent.executor import Executor
 from cua.agent.keypad import display_problem, key_step
 from cua.agent.replies import PlanStep
-from skills.effects import element_text, slots
+from skills.effects import check_revealed, element_text, slots
 from skills.graph import state_key
 from skills.intent import is_toggle, with_polarity
 from skills.runner import condition_problems
@@ -110,7 +112,14 @@ def prepare(call: Call, env: Any) -> tuple[Any | None, str]:
     if call.polarity is None:
         return skill, ""
     if is_toggle(skill):
-        return with_polarity(skill, call.polarity == "on"), f"set {call.polarity}"
+        wanted = with_polarity(skill, call.polarity == "on")
+        if call.implied and not check_revealed(env, wanted.postcondition.effects, env.observe())[1]:
+            # "the long rows fold over onto several lines; keep each on one line" named no on or off: read as
+            # "on", a toggle already on means the request was most likely for the other way (nothing to do is
+            # no success)
+            raise ValueError(f"{skill.name!r} is already on and the request does not say on or off, so it may "
+                             "mean the other way; nothing was changed: say 'turn it on' or 'turn it off'")
+        return wanted, f"set {call.polarity}"
     seen = visible_effect(skill)
     if seen is None and skill.postcondition.state_key:  # no named effect: the screen the skill leads to
         obs = env.observe()
