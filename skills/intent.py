@@ -20,13 +20,12 @@ Polarity = Literal["on", "off"] | None
 QUOTED = re.compile(r'"([^"]*)"|“([^”]*)”|(?<![\w])\'([^\']*)\'(?![\w])')
 NUMBER = re.compile(r"(?<![\w.-])-?\d+(?:\.\d+)?(?!\w|\.\d)")  # not the 16 of "UTF-16"; the 3 of "line 3."
 # A line, row or column said in words ("the fourth line", "row two"): a value as much as "line 4" is
-_ORDINALS = "first second third fourth fifth sixth seventh eighth ninth tenth".split()
-_CARDINALS = "one two three four five six seven eight nine ten".split()
-_PLACE_WORD = re.compile(rf"\b(?:({'|'.join(_ORDINALS)})\s+(?:line|row|column)|(?:line|row|column)\s+"
-                         rf"({'|'.join(_CARDINALS)}))\b", re.IGNORECASE)
+_NUMBER_WORDS = "zero one two three four five six seven eight nine ten".split()
+_ORDINALS = "zeroth first second third fourth fifth sixth seventh eighth ninth tenth".split()
+_PLACE_WORD = re.compile(rf"\b(?:({'|'.join(_ORDINALS[1:])})\s+(?:line|row|column)|(?:line|row|column)\s+"
+                         rf"({'|'.join(_NUMBER_WORDS[1:])}))\b", re.IGNORECASE)
 # A digit said as a word ("punch in a nine"); "one" is left alone, being mostly a pronoun ("a different one")
-_DIGIT_WORDS = {w: str(i) for i, w in enumerate("zero one two three four five six seven eight nine ten".split())
-                if w != "one"}
+_DIGIT_WORDS = {w: str(i) for i, w in enumerate(_NUMBER_WORDS) if w != "one"}
 # A number base named by its number ("in base 16", "base-two"): the name of a mode, not a value
 _BASES = {"2": "binary", "two": "binary", "8": "octal", "eight": "octal", "10": "decimal", "ten": "decimal",
           "16": "hexadecimal", "sixteen": "hexadecimal"}
@@ -128,7 +127,7 @@ def clause(text: str) -> Clause:
         value = re.sub(r"^(?:the (?:word|text|phrase)|for)\s+", "", value, flags=re.IGNORECASE).strip() or None
     if value and _NO_VALUE.match(value):  # "open the find bar", "look for a word": no value given
         value = None
-    said = [str((_ORDINALS if m.group(1) else _CARDINALS).index((m.group(1) or m.group(2)).lower()) + 1)
+    said = [str((_ORDINALS if m.group(1) else _NUMBER_WORDS).index((m.group(1) or m.group(2)).lower()))
             for m in _PLACE_WORD.finditer(bare)]
     return Clause(text=text, polarity=polarity(text), quoted=quoted(text), numbers=NUMBER.findall(bare) + said,
                   unquoted=value)
