@@ -437,15 +437,29 @@ def test_strong_breaks_split_first_and_a_plain_and_only_between_imperative_claus
 
 
 def test_quitting_the_application_is_not_a_dialogs_close_button():
-    from cua.agent.boundary import _quits_app
+    from cua.agent.boundary import _app_quit, _asks_to_quit
 
     close = Skill(name="Search › Find and Replace... › Close", app="mousepad")
-    assert _quits_app("close mousepad", close, "mousepad")
-    assert _quits_app("I'm done, shut the editor down", close, "mousepad")
-    assert not _quits_app("close the find and replace dialog", close, "mousepad")
-    assert not _quits_app("close mousepad", Skill(name="File › Quit", app="mousepad"), "mousepad")
+    assert _asks_to_quit("close mousepad", "mousepad") and not _app_quit(close)
+    assert _asks_to_quit("I'm done, shut the editor down", "mousepad")
+    assert not _asks_to_quit("close the find and replace dialog", "mousepad")
+    assert _app_quit(Skill(name="File › Quit", app="mousepad"))
     dialog_close = Skill(name="Save/Restore Session › Close", app="featherpad", extra={"role": "push button"})
-    assert _quits_app("close the editor", dialog_close, "featherpad")  # a tool-bar button's dialog, one level
+    assert not _app_quit(dialog_close)  # a tool-bar button's dialog, one level
+
+
+def test_quitting_the_application_takes_quit_over_a_document_close():
+    """'close the editor' in an editor with tabs: File › Close matched closing best, but it closes the
+    document and leaves the program open; the request is for File › Quit, which no Close item rivals."""
+    from cua.agent.boundary import _quit_first
+    from skills.retrieval import Candidate
+
+    close, quit_, about = (Skill(name=n, app="featherpad") for n in ("File › Close", "File › Quit", "Help › About"))
+    ranked = [Candidate(close, 0.68), Candidate(about, 0.45), Candidate(quit_, 0.61)]
+    first = _quit_first("close the editor", ranked, "featherpad")
+    assert [(x.skill.name, x.score) for x in first] == [("File › Quit", 0.68), ("Help › About", 0.45)]
+    assert _quit_first("close this document", ranked, "featherpad") == ranked
+    assert _quit_first("close the editor", ranked[:2], "featherpad") == ranked[:2]  # no Quit item: unchanged
 
 
 def test_a_value_the_chosen_skill_would_leave_unused_is_refused_numbers_too(lib):

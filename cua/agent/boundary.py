@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from cua.agent.keypad import has_keypad, key_skills, missing_keys
@@ -333,14 +333,29 @@ _QUIT_APP = re.compile(r"\b(?:close|exit|quit|shut|leave|terminate)\b(?:\s+down)
                        r"(?:application|app|program|editor|calculator|window)\b", re.IGNORECASE)
 
 
-def _quits_app(text: str, skill: Any, app: str) -> bool:
-    """The request is to quit the application, and the skill is not a top-level Quit/Exit/Close item (a
-    menu's, not the button of a dialog that a menu item or a tool-bar button opened)."""
-    if not _QUIT_APP.search(retrieval_text(parse_clause(text), app)):
-        return False
+def _asks_to_quit(text: str, app: str) -> bool:
+    return bool(_QUIT_APP.search(retrieval_text(parse_clause(text), app)))
+
+
+def _app_quit(skill: Any, labels: str = r"(?:quit|exit|close)(?: window)?") -> bool:
+    """A top-level Quit/Exit/Close item: a menu's, not the button of a dialog that a menu item or a
+    tool-bar button opened."""
     path, role = ui_path(skill), str(skill.extra.get("role") or "menu item")
-    return not (len(path) <= 2 and "menu" in role and re.fullmatch(r"(?:quit|exit|close)(?: window)?",
-                                                                     _last_label(skill)))
+    return len(path) <= 2 and "menu" in role and bool(re.fullmatch(labels, _last_label(skill)))
+
+
+def _quit_first(text: str, ranked: list[Any], app: str) -> list[Any]:
+    """A request to quit the application takes its Quit/Exit item, at the score of the best match to
+    closing something, over a Close item that closes only the document ("close the editor" in an editor
+    with tabs) or a dialog: those are no rivals."""
+    if not _asks_to_quit(text, app) or not ranked:
+        return ranked
+    quit_item = next((x for x in ranked if _app_quit(x.skill, r"quit|exit")), None)
+    if quit_item is None:
+        return ranked
+    top = max(x.score for x in ranked)
+    return [replace(quit_item, score=top), *(x for x in ranked if not re.fullmatch(
+        r"(?:quit|exit|close)(?: window)?", _last_label(x.skill)))]
 
 
 def _unverified_rival(cands: list[Any], best: Any) -> Any:
@@ -432,7 +447,7 @@ def judge(text: str, cands: list[Any], bound: dict[str, Any], app: str = "") -> 
         pick = min(near, key=lambda x: (len(x.skill.steps), -x.score, x.skill.name))
         groups[g] = Candidate(pick.skill, top, pick.cosine, pick.lexical)
     ranked = sorted(groups.values(), key=lambda x: (-x.score, len(x.skill.steps), x.skill.name))
-    ranked = _verb_first(text, ranked)
+    ranked = _quit_first(text, _verb_first(text, ranked), app)
     best = ranked[0] if ranked else None
     # a skill on the same UI path (an ancestor that opens the way, a descendant that goes further) is
     # not a rival choice: the margin is to the best skill that does something else
@@ -449,7 +464,7 @@ def judge(text: str, cands: list[Any], bound: dict[str, Any], app: str = "") -> 
         return ClauseMatch(text, "none", best, second, c, note=f"it reads as {rival.skill.name!r} ({rival.score:.3f}), "
                            f"which exploration found but did not verify; {best.skill.name!r} is only the nearest "
                            "verified skill")
-    if _quits_app(text, best.skill, app):
+    if _asks_to_quit(text, app) and not _app_quit(best.skill):
         return ClauseMatch(text, "none", best, second, c, note="it asks to quit the application, which no known "
                            f"skill does ({best.skill.name!r} is not the application's Quit)")
     if _named_by_reason(text, best.skill):  # "put a password on this file so nobody else can open it"
