@@ -221,3 +221,25 @@ def test_desktop_env_reports_its_display_dying():
             assert time.monotonic() - t < 10
         finally:
             env.close()
+
+
+def test_the_sandbox_directory_is_shown_under_one_stable_name():
+    """A file dialog's place and a saved file's title show the sandbox's random directory; a skill named
+    after it ("File › Save As › /tmp/cua-sandbox-5moh8z6v/home") matched no other sandbox, and a rerun could
+    not reach the states it leads to. They show "/tmp/cua-sandbox" instead; nothing else changes."""
+    from cua.env.desktop import stable_paths
+    from cua.perception.elements import Observation, UIElement, make_signature
+
+    root = "/tmp/cua-sandbox-5moh8z6v"
+    place = UIElement(id="e0", role="list item", name=f"{root}/home", path=["dialog:Save as..."],
+                      bbox=(10, 10, 80, 20), source="a11y")
+    other = UIElement(id="e1", role="push button", name="Save", path=["dialog:Save as..."], bbox=(100, 10, 40, 20),
+                      source="a11y")
+    obs = Observation(elements=[place, other], window_title=f"{root}/home/Untitled - FeatherPad")
+    out = stable_paths(obs, root)
+    assert out.window_title == "/tmp/cua-sandbox/home/Untitled - FeatherPad"
+    assert out.elements[0].name == "/tmp/cua-sandbox/home"
+    assert out.elements[0].signature == make_signature("list item", "/tmp/cua-sandbox/home", ["dialog:Save as..."])
+    assert out.elements[1] is other
+    plain = Observation(elements=[other], window_title="Untitled")
+    assert stable_paths(plain, root) is plain

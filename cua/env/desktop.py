@@ -321,6 +321,14 @@ class SandboxEnv(DesktopEnv):
         cmd = self.app_cmd if isinstance(self.app_cmd, str) else " ".join(self.app_cmd)
         return f"sandbox:{cmd}"
 
+    def observe(self) -> Observation:
+        """As on a desktop, with the sandbox's random directory shown under one stable name."""
+        self.last = stable_paths(super().observe(), self.sandbox.root)
+        return self.last
+
+    def state_elements(self) -> list[UIElement]:
+        return stable_paths(Observation(elements=super().state_elements()), self.sandbox.root).elements
+
     def reset(self) -> Observation:
         """Restart the app clean (fresh HOME) and observe it."""
         self.sandbox.reset()
@@ -334,3 +342,20 @@ class SandboxEnv(DesktopEnv):
             super().close()
         finally:
             self.sandbox.close()
+
+
+def stable_paths(obs: Observation, root: str) -> Observation:
+    """The sandbox's random directory ("/tmp/cua-sandbox-5moh8z6v", its HOME's parent) named
+    "/tmp/cua-sandbox" wherever the app shows it (a file dialog's places, a saved file's window title), so
+    a state or skill that shows it ("File › Save As › /tmp/cua-sandbox/home") is the same in every sandbox
+    and a rerun's stored graph still leads there."""
+    stable = os.path.join(os.path.dirname(root), "cua-sandbox")
+    elements, changed = [], root in obs.window_title
+    for e in obs.elements:
+        text = e.model_dump_json()
+        if root in text:
+            e, changed = UIElement.model_validate_json(text.replace(root, stable)), True
+        elements.append(e)
+    if not changed:
+        return obs
+    return obs.model_copy(update={"elements": elements, "window_title": obs.window_title.replace(root, stable)})
