@@ -270,8 +270,9 @@ class Explorer(Navigator):
         if "~" in key.exact and names:  # inside a value context: what is verified already is not redone
             done = self._verified_pairs()
             cands = [c for c in cands if (names[-1], c.label) not in done or _opens_submenu(c)]
-        elif _mode_depth(st):  # inside a mode: what was tried anywhere is not redone; menus are opened again
-            done, menus = self.graph.tried_anywhere(), self._root_openers()
+        elif _mode_depth(st):  # inside a mode: what was tried anywhere is not redone; menus are opened again,
+            # submenus too: a Qt submenu's opener is a plain "menu item" (featherpad's Recently Modified)
+            done, menus = self.graph.tried_anywhere(), self._menu_openers()
             cands = [c for c in cands if c.key not in done or _opens_submenu(c) or c.el.signature in menus]
         if depth == 0 and self.only is not None:
             cands = [c for c in cands if self.only.search(shown_name(c.el))]
@@ -303,6 +304,7 @@ class Explorer(Navigator):
         self.flush()
         if key == self.root:
             self.graph.set_meta("openers", json.dumps(sorted(self._openers.get(key.exact, set()))))
+        self.graph.set_meta("menu_openers", json.dumps(sorted(self._menu_openers())))
         self.add_context(key, st)
         self.graph.mark_done(key)
 
@@ -589,6 +591,11 @@ class Explorer(Navigator):
         """The start screen's controls that opened a menu (stored once the start screen is explored)."""
         stored = self.graph.get_meta("openers")
         return self._openers.get(self.root.exact, set()) | set(json.loads(stored) if stored else ())
+
+    def _menu_openers(self) -> set[str]:
+        """Every control that opened a menu or submenu in any state (stored, for a resumed run)."""
+        stored = self.graph.get_meta("menu_openers")
+        return self._root_openers().union(*self._openers.values(), json.loads(stored) if stored else ())
 
     def _is_mode(self, new: Observation) -> bool:
         """A click changed the main window in place (a calculator's scientific view, a second tab, a find

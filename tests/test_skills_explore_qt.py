@@ -78,3 +78,21 @@ def test_qt_check_items_become_toggle_skills_verified_by_their_state(explored):
     assert line.postcondition.describe() == "turns on Line Numbers" and kind_of(line) == "toggle"
     wrap = lib.get("Options › Wrap Lines")  # checked at the start
     assert wrap.status == "verified" and wrap.postcondition.describe() == "turns off Wrap Lines"
+
+
+def test_a_qt_submenus_opener_is_opened_again_in_a_mode(tmp_path):
+    """A Qt submenu's opener is a plain 'menu item' (featherpad's File › Recently Modified), not a 'menu':
+    inside a mode (a saved file) it was skipped as tried before, so the saved file's entry and Clear were
+    never reached. Every control that opened a menu anywhere counts as a menu opener, and a resumed run
+    reads them back from the graph."""
+    from skills.explorer import Explorer
+    from skills.graph import UIGraph
+
+    recent = "application:FeatherPad/frame:/menu bar:/menu item:File/popup menu:/menu item:Recently Modified"
+    ex = object.__new__(Explorer)
+    ex.graph, ex.root = UIGraph(tmp_path / "g.db"), type("Key", (), {"exact": "root"})()
+    ex._openers = {"root": {"file"}, "file-popup": {recent}}
+    assert ex._menu_openers() == {"file", recent}
+    ex.graph.set_meta("menu_openers", '["%s"]' % recent)
+    ex._openers = {}  # a resumed run: nothing tried yet in this process
+    assert recent in ex._menu_openers()
