@@ -749,3 +749,19 @@ def test_the_explorers_typing_set_up_is_no_part_of_a_skills_text():
     s = Skill(name=" › ".join(path), app="ed", status="verified", extra={"role": "menu item", "ui_path": path},
               steps=[SkillStep(action={"kind": "click", "target": {"text": "Save", "role": "menu item"}})])
     assert "File > Save." in document(s) and "type document >" not in document(s)
+
+
+def test_a_place_to_type_in_is_a_skill_that_opens_or_shows_one():
+    """'Open the panel where I type the wrong spelling and the right one' ran featherpad's Check Spelling,
+    whose only effect is an info bar's text, and reported success (a fresh16 false success): a request
+    for a place to type asks for a skill that opens a window, shows controls or moves the focus."""
+    from cua.agent.boundary import _may_open_a_place
+    from skills.effects import Effect
+
+    def skill(*effects: Effect) -> Skill:
+        return Skill(name="x", app="a", steps=[SkillStep(action={"kind": "click"})], postcondition={"effects": list(effects)})
+
+    assert not _may_open_a_place(skill(Effect(kind="text", signature="d", name="display", before="a", after="b")))
+    assert _may_open_a_place(skill(Effect(kind="window_opened", signature="w", role="frame", name="Replacement")))
+    assert _may_open_a_place(skill(Effect(kind="focus", signature="c", role="combo box")))
+    assert not _may_open_a_place(skill(Effect(kind="window_opened", signature="w", name="Find", inherited=True)))

@@ -415,6 +415,13 @@ def _can_turn_off(skill: Any) -> bool:
     return any(e.kind in ("appeared", "disappeared", "window_opened", "state", "title") for e in effects)
 
 
+def _may_open_a_place(skill: Any) -> bool:
+    """The skill opens a window, shows new controls or moves the focus (a find bar already shown), or
+    its effects were not recorded (an imported library)."""
+    effects = getattr(skill.postcondition, "effects", []) or []
+    return not effects or any(e.kind in ("window_opened", "appeared", "focus") and not e.inherited for e in effects)
+
+
 def judge(text: str, cands: list[Any], bound: dict[str, Any], app: str = "") -> ClauseMatch:
     """Is there one confident skill for this clause? Candidates are ranked, best first."""
     c = parse_clause(text)
@@ -433,8 +440,11 @@ def judge(text: str, cands: list[Any], bound: dict[str, Any], app: str = "") -> 
     if c.polarity == "off":  # "take the clear keys off the keypad": not a key, whose click only changes a value
         usable = [x for x in usable if _can_turn_off(x.skill)]
     usable = [x for x in usable if not _more_than_a_key(c, x.skill)]
-    if _PLACE_TO_ACT.search(text):  # "the box where I type a line number": not a setting to turn on
+    if _PLACE_TO_ACT.search(text):  # "the box where I type a line number": not a setting to turn on, and
+        # a place it opens, shows or puts the cursor in, not a command whose effect is only a changed text
+        # ("open the panel where I type the wrong spelling and the right one" is no Check Spelling)
         usable = [x for x in usable if kind_of(x.skill) not in ("toggle", "radio")] or usable
+        usable = [x for x in usable if _may_open_a_place(x.skill)]
     if not _MENU_WORD.search(text):  # opening a menu is hardly ever what a request is for
         usable = [x for x in usable if kind_of(x.skill) != "menu"]
     members: dict[str, list[Any]] = {}
