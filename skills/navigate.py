@@ -69,6 +69,7 @@ class Navigator:
     volatile: set[str]
     volatile_slots: set[str]
     start_values: dict[str, str]
+    start_title: str
     escape_useless: dict[str, int]  # per state key: times Escape failed to lead back onto the path
 
     # -- one action, one look -------------------------------------------------------------------
@@ -141,9 +142,12 @@ class Navigator:
         return _digest(f"{k}={v}" for k, v in sorted(self.values(obs).items()))
 
     def at_start_values(self, obs: Observation) -> bool:
-        """The displayed values (displays, fields) are those of the start state."""
+        """The displayed values (displays, fields) and the window title are those of the start state: a
+        screen like the start's under another title shows another document (notes-web's File › New), and
+        what is explored there would be stored as explored from the start."""
         now = self.values(obs)
-        return all(now.get(s, v) == v for s, v in self.start_values.items())
+        return all(now.get(s, v) == v for s, v in self.start_values.items()) and \
+            " ".join((obs.window_title or "").split()) == self.start_title
 
     # -- backtracking ---------------------------------------------------------------------------
     def replay(self, steps: list[dict[str, Any]], fast: bool) -> Observation:
