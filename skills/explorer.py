@@ -105,6 +105,7 @@ class Explorer(Navigator):
         self._plain_checks = False  # the toolkit marks check items as plain menu items (Qt): probe those too
         self._follow_base: dict[str, Observation] = {}  # per value context: the screen after its click again
         self._spent: dict[int, int] = {}  # actions used exploring states of each rank (_rank), for fair shares
+        self._made_at: dict[str, tuple[str, str]] = {}  # skill -> (state, control) where it was explored
         self._keys_done: set[str] = set()  # value contexts whose one-click controls were taken (_keys_left)
 
     def progress(self) -> None:
@@ -238,7 +239,7 @@ class Explorer(Navigator):
         if st["key"] not in self._keys_done and self._keys_left(st):
             return 0
         if "~" in st["key"] or _mode_depth(st) > 0:
-            bare = st["prefix"][-1].get("context") == "mode" and not st["candidates"]
+            bare = st["prefix"][-1].get("context") == "mode" and st["candidates"] == []
             return 3 if bare else 1
         wins = self._root_windows()
         return 2 if wins is not None and _window_count(st) > wins else 0
@@ -253,21 +254,22 @@ class Explorer(Navigator):
             return set()
         return set(st["candidates"]) - self.graph.tried(st["key"]) - self._menu_openers()
 
-    def _nothing_left(self, opener: str, depth: int = 0) -> bool:
-        """The start screen's menu that `opener` opens holds nothing a value context could change: it was
-        fully explored and each of its items is verified or denied (a submenu: all of its own items).
-        Opening it in a context would cost two actions and find nothing (notes-web's File and Help in its
-        typed-text context)."""
-        menu = next((t["dst"] for t in self.graph.transitions(self.root.exact)
+    def _nothing_left(self, base: str, opener: str, depth: int = 0) -> bool:
+        """The menu that `opener` opened from `base` (the state a value context was made from) holds
+        nothing the context could change: it was fully explored, shows no item disabled, and each of its
+        items is verified or denied (a submenu: all of its own items). Opening it in the context would
+        cost two actions and find nothing (notes-web's File and Help in its typed-text context).
+        `opener`: the key it was tried under in `base` (a right-click's is its own)."""
+        menu = next((t["dst"] for t in self.graph.transitions(base)
                      if t["signature"] == opener and t["dst"]), None) if depth == 0 else opener
         st = self.graph.state(menu) if menu else None
-        items = self.graph.transitions(menu) if st is not None and st["done"] else []
-        if not items or depth > 2:
+        items = self.graph.transitions(menu) if st is not None and st["done"] and not _disabled(st) else []
+        if not items or depth > 2:  # items shown disabled there may be enabled here (Next Tab)
             return False
         verified = {s.extra.get("target") for s in self.lib.list(app=self.app, status="verified")}
         menus = self._menu_openers()  # a submenu's items count; a dialog's do not (a context is no dialog's)
         return all(t["effect"] == "denied" or (t["signature"] in verified and (
-            t["signature"] not in menus or self._nothing_left(t["dst"], depth + 1))) for t in items)
+            t["signature"] not in menus or self._nothing_left(base, t["dst"], depth + 1))) for t in items)
 
     def _root_windows(self) -> int | None:
         """How many windows the stored start state showed (None before it is stored)."""
@@ -301,10 +303,12 @@ class Explorer(Navigator):
             only |= self._mode_extras(self._obs)
         covered = under_arrows(self._obs)  # a long menu's items under its scroll arrows: clear after a scroll
         cands = [c for c in candidates(self._obs, self.profile, only, depth) if c.el.signature not in covered]
-        if "~" in key.exact and names:  # inside a value context: what is verified already is not redone
-            done = self._verified_pairs()
+        if "~" in key.exact and names:  # inside a value context: what is verified already is not redone, nor
+            # a menu with nothing left, nor typing into a field typed into before (it would only undo the context)
+            done, typed = self._verified_pairs(), self.graph.tried_anywhere()
+            base = st["prefix"][-2]["dst"] if len(st["prefix"]) > 1 else self.root.exact
             cands = [c for c in cands if ((names[-1], c.label) not in done or _opens_submenu(c))
-                     and not self._nothing_left(c.el.signature)]
+                     and not (c.kind == "type" and c.key in typed) and not self._nothing_left(base, c.key)]
         elif _mode_depth(st):  # inside a mode: what was tried anywhere is not redone; menus are opened again,
             # submenus too: a Qt submenu's opener is a plain "menu item" (featherpad's Recently Modified)
             done, menus = self.graph.tried_anywhere(), self._menu_openers()
@@ -473,6 +477,7 @@ class Explorer(Navigator):
             skill = self.add_skill(child_names, all_steps, cand, new, effects)
         self.graph.add_transition(key, cand.key, steps[0], new_key, effect, time.monotonic() - t)
         if skill is not None:
+            self._made_at[skill.name] = (key.exact, cand.el.signature)
             self.queue_verify(skill.name)
         typed = cand.kind == "type" and effect in ("new_state", "known_state", "value_change") and any(
             e.kind == "text" and not e.inherited for e in effects)  # a document typed into: its title may change
@@ -677,7 +682,11 @@ class Explorer(Navigator):
         todo, self.pending = self.pending, []
         if not todo:
             return
-        for status in verify_batch(self, todo).values():
+        for name, status in verify_batch(self, todo).items():
+            if status == "failed" and name in self._made_at:  # what it showed may have been the click before's
+                # (galculator's +/- on 0 shows only in the next key: '+' then read '-0'): tried in a context
+                src, sig = self._made_at[name]
+                self._idle.setdefault(src, set()).add(sig)
             if status == "verified":
                 self.stats.verified += 1
             elif status == "failed":
