@@ -235,14 +235,22 @@ class Explorer(Navigator):
     def _rank(self, st: dict[str, Any]) -> int:
         """0: the start screen and its menus, and a value context's one-click controls (`_keys_left`); 1: a
         mode or value context; 2: a dialog or window opened; 3: a mode that shows no control of its own
-        (a tool bar hidden), where only the start screen's menus would be opened again: after 1 and 2."""
+        and enables none (a tool bar hidden), where only the start screen's menus would be opened again:
+        after 1 and 2."""
         if st["key"] not in self._keys_done and self._keys_left(st):
             return 0
         if "~" in st["key"] or _mode_depth(st) > 0:
-            bare = st["prefix"][-1].get("context") == "mode" and st["candidates"] == []
+            bare = st["prefix"][-1].get("context") == "mode" and st["candidates"] == [] and not self._enables(st)
             return 3 if bare else 1
         wins = self._root_windows()
         return 2 if wins is not None and _window_count(st) > wins else 0
+
+    def _enables(self, st: dict[str, Any]) -> bool:
+        """A stored state shows enabled a control the start screen showed disabled (featherpad's Reload
+        once a file is saved): a mode worth its turn even when it shows no control of its own."""
+        root = self.graph.state(self.root.exact) if self.root is not None else None
+        off = _disabled(root) if root is not None else set()
+        return any(e.signature in off and is_enabled(e) for e in map(UIElement.model_validate, st["elements"]))
 
     def _keys_left(self, st: dict[str, Any]) -> set[str]:
         """A value context's controls not tried there yet that open no menu: one click each from the

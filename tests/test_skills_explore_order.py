@@ -66,19 +66,26 @@ def _keypad(*names: str) -> Observation:
 def test_a_value_contexts_keys_come_with_the_menus_and_a_bare_mode_after_the_dialogs(tmp_path):
     """A value context's one-click controls (a keypad's C on a display reading 7) cost what a menu item
     costs from the start: they are taken by depth with the start screen's menus, before the submenus; its
-    menus wait for the contexts' turn. A mode that shows no control of its own (a tool bar hidden) is
-    taken only once no context or dialog is left."""
+    menus wait for the contexts' turn. A mode that shows no control of its own and enables none (a tool
+    bar hidden) is taken only once no context or dialog is left; one that enables a control the start
+    showed disabled (featherpad's Reload once a file is saved) takes its turn with the others."""
     db = tmp_path / "lib.db"
     lib, graph = SkillLibrary(db), UIGraph(db)
     root, menu, submenu = StateKey("root", "root"), StateKey("menu", "menu"), StateKey("submenu", "submenu")
     ctx, bare, dialog = StateKey("root~7", "root"), StateKey("bare", "bare"), StateKey("prefs", "prefs")
     c_key = _keypad("C").elements[1].signature
-    graph.add_state(root, _obs("Calculator"), 0, [], [])
+    reload_off, reload_on = _keypad("Reload").elements[1], _keypad("Reload").elements[1]
+    reload_off = reload_off.model_copy(update={"states": ["showing"]})
+    start = _obs("Calculator")
+    graph.add_state(root, start.model_copy(update={"elements": [*start.elements, reload_off]}), 0, [], [])
     graph.add_state(menu, _obs("Notation"), 1, [{"dst": "menu"}], ["Calculator"])
     graph.add_state(bare, _obs("Calculator"), 1, [{"dst": "bare", "context": "mode"}], ["Show Toolbar"],
                     candidates=[])
     graph.add_state(ctx, _keypad("C"), 1, [{"dst": "root~7", "context": True}], ["7"],
                     candidates=[c_key, _obs("Calculator").elements[1].signature])
+    saved = StateKey("saved", "saved")  # a mode with no control of its own that enables one (Reload)
+    graph.add_state(saved, start.model_copy(update={"elements": [*start.elements, reload_on]}), 1,
+                    [{"dst": "saved", "context": "mode"}], ["Save"], candidates=[])
     graph.add_state(submenu, _obs("RPN"), 2, [{"dst": "menu"}, {"dst": "submenu"}], ["Calculator", "Notation"])
     graph.add_state(dialog, _obs("Close", dialog="Preferences"), 2, [{"dst": "menu"}, {"dst": "prefs"}],
                     ["Calculator", "Preferences"])
@@ -96,7 +103,7 @@ def test_a_value_contexts_keys_come_with_the_menus_and_a_bare_mode_after_the_dia
             continue
         graph.mark_done(StateKey(st["key"], st["key"]))
     assert order == [("root", 0), ("menu", 0), ("root~7", 0), ("submenu", 0), ("root~7", 1), ("prefs", 2),
-                     ("bare", 3)]
+                     ("saved", 1), ("bare", 3)]
     graph.close()
     lib.close()
 
