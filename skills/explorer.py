@@ -30,6 +30,7 @@ from skills.effects import WINDOW_ROLES, diff_effects, is_menu_item, pixel_mark,
 from skills.graph import StateKey, UIGraph, base_key, is_visible, state_key, visible_signatures
 from skills.library import SkillLibrary
 from skills.navigate import CLOSE_WORDS, BudgetExhausted, CountingEnv, Navigator
+from skills.order import StateOrder, disabled_controls, mode_depth
 from skills.probe import plain_checks, probe_menu, since_context
 from skills.profile import Profile, clean_name, is_enabled, scroll_edge, shown_name, under_arrows
 from skills.profile import candidates as clickable
@@ -71,7 +72,7 @@ class Stats:
     stopped: str = ""
 
 
-class Explorer(Navigator):
+class Explorer(StateOrder, Navigator):
     """Depth-first explorer over one env; writes the graph and the library as it goes."""
 
     def __init__(self, env: Any, library: SkillLibrary, graph: UIGraph, profile: Profile, budget: Budget,
@@ -204,87 +205,6 @@ class Explorer(Navigator):
         self.start_values = self.values(self.start_obs)
         self.start_title = " ".join((self.start_obs.window_title or "").split())
 
-    def _next_state(self) -> dict[str, Any] | None:
-        """The shallowest open state in scope (--only) that no other worker has claimed: first the start
-        screen and its menus, then modes and value contexts and the states a dialog or window opened, in
-        fair shares. A mode or context tries the start screen's menus again, entering them at once, and
-        what was not tried anywhere yet: taken before the menus' submenus, it explored them all there
-        (each language of mousepad's Filetype as "Write Unicode BOM › Document › Filetype › Markup › X");
-        taken after every dialog, it came too late in 30 minutes (featherpad's Edit commands on typed
-        text); taken before every dialog, a small budget went on menus seen again in each mode and no
-        dialog was entered (notes-web's Preferences and Open, half its controls). So of the two, the one
-        that has used fewer actions so far goes next."""
-        first: dict[int, dict[str, Any]] = {}
-        for cls, st in sorted(((self._rank(st), st) for st in self.graph.open_states()), key=lambda p: p[0]):
-            first_name = st["path_names"][0] if st["path_names"] else None
-            if first_name is not None and self.only is not None and not self.only.search(first_name):
-                continue
-            if cls in first or (self.pool is not None and not self.pool.claim(st["key"])):
-                continue
-            first[cls] = st
-            if cls == 0:  # ranked first: the start screen and its menus need no turn
-                break
-        if not first:
-            return None
-        cls = min([c for c in first if c != 3] or first, key=lambda c: (self._spent.get(c, 0), c))
-        for other, st in first.items():  # claimed but not taken: free for another worker
-            if other != cls and self.pool is not None:
-                self.pool.release(st["key"])
-        return first[cls]
-
-    def _rank(self, st: dict[str, Any]) -> int:
-        """0: the start screen and its menus, and a value context's one-click controls (`_keys_left`); 1: a
-        mode or value context; 2: a dialog or window opened; 3: a mode that shows no control of its own
-        and enables none (a tool bar hidden), where only the start screen's menus would be opened again:
-        after 1 and 2."""
-        if st["key"] not in self._keys_done and self._keys_left(st):
-            return 0
-        if "~" in st["key"] or _mode_depth(st) > 0:
-            bare = st["prefix"][-1].get("context") == "mode" and st["candidates"] == [] and not self._enables(st)
-            return 3 if bare else 1
-        wins = self._root_windows()
-        return 2 if wins is not None and _window_count(st) > wins else 0
-
-    def _enables(self, st: dict[str, Any]) -> bool:
-        """A stored state shows enabled a control the start screen showed disabled (featherpad's Reload
-        once a file is saved): a mode worth its turn even when it shows no control of its own."""
-        root = self.graph.state(self.root.exact) if self.root is not None else None
-        off = _disabled(root) if root is not None else set()
-        return any(e.signature in off and is_enabled(e) for e in map(UIElement.model_validate, st["elements"]))
-
-    def _keys_left(self, st: dict[str, Any]) -> set[str]:
-        """A value context's controls not tried there yet that open no menu: one click each from the
-        context (a keypad's C, = or sqrt on a display that reads 7). They cost what a menu's item costs
-        from the start screen, so they are taken with the start screen's menus, by depth; the context's
-        menus wait for the contexts' turn. Taken after every menu and submenu, galculator's keys came
-        after 334 of 400 actions."""
-        if "~" not in st["key"] or st.get("candidates") is None:
-            return set()
-        return set(st["candidates"]) - self.graph.tried(st["key"]) - self._menu_openers()
-
-    def _nothing_left(self, base: str, opener: str, depth: int = 0) -> bool:
-        """The menu that `opener` opened from `base` (the state a value context was made from) holds
-        nothing the context could change: it was fully explored, shows no item disabled, and each of its
-        items is verified or denied (a submenu: all of its own items). Opening it in the context would
-        cost two actions and find nothing (notes-web's File and Help in its typed-text context).
-        `opener`: the key it was tried under in `base` (a right-click's is its own)."""
-        menu = next((t["dst"] for t in self.graph.transitions(base)
-                     if t["signature"] == opener and t["dst"]), None) if depth == 0 else opener
-        st = self.graph.state(menu) if menu else None
-        items = self.graph.transitions(menu) if st is not None and st["done"] and not _disabled(st) else []
-        if not items or depth > 2:  # items shown disabled there may be enabled here (Next Tab)
-            return False
-        verified = {s.extra.get("target") for s in self.lib.list(app=self.app, status="verified")}
-        menus = self._menu_openers()  # a submenu's items count; a dialog's do not (a context is no dialog's)
-        return all(t["effect"] == "denied" or (t["signature"] in verified and (
-            t["signature"] not in menus or self._nothing_left(base, t["dst"], depth + 1))) for t in items)
-
-    def _root_windows(self) -> int | None:
-        """How many windows the stored start state showed (None before it is stored)."""
-        if self._root_wins is None and (key := self.graph.get_meta("root")) and (st := self.graph.state(key)):
-            self._root_wins = _window_count(st)
-        return self._root_wins
-
     def _path_of(self, st: dict[str, Any]) -> list[tuple[StateKey, dict[str, Any] | None]] | None:
         """(key, step) pairs from the root to a stored state, rebuilt from its prefix."""
         path: list[tuple[StateKey, dict[str, Any] | None]] = [(self.root, None)]
@@ -317,7 +237,7 @@ class Explorer(Navigator):
             base = st["prefix"][-2]["dst"] if len(st["prefix"]) > 1 else self.root.exact
             cands = [c for c in cands if ((names[-1], c.label) not in done or _opens_submenu(c))
                      and not (c.kind == "type" and c.key in typed) and not self._nothing_left(base, c.key)]
-        elif _mode_depth(st):  # inside a mode: what was tried anywhere is not redone; menus are opened again,
+        elif mode_depth(st):  # inside a mode: what was tried anywhere is not redone; menus are opened again,
             # submenus too: a Qt submenu's opener is a plain "menu item" (featherpad's Recently Modified)
             done, menus = self.graph.tried_anywhere(), self._menu_openers()
             cands = [c for c in cands if c.key not in done or _opens_submenu(c) or c.el.signature in menus]
@@ -422,7 +342,7 @@ class Explorer(Navigator):
                 effects, effect = [*effects, *probed], "value_change" if effect == "no_change" else effect
         opened = any(e.kind == "menu_opened" and not e.inherited for e in effects)
         in_ctx = "~" in key.exact
-        base = _mode_depth(st)  # a mode's screen counts as a start screen: its menus are as deep as the root's
+        base = mode_depth(st)  # a mode's screen counts as a start screen: its menus are as deep as the root's
         ctx = in_ctx or base > 0
         new_key = state_key(new)
         if in_ctx and opened and effect in ("new_state", "known_state"):  # a menu opened in a value context
@@ -608,8 +528,8 @@ class Explorer(Navigator):
         controls, the ones shown disabled, and the menus (their items not yet verified) are tried again."""
         if "~" in key.exact or not self._changers.get(key.exact):
             return
-        disabled = _disabled(st)
-        openers = self._openers.get(key.exact, set()) if not _mode_depth(st) else set()  # the root's context has them
+        disabled = disabled_controls(st)
+        openers = self._openers.get(key.exact, set()) if not mode_depth(st) else set()  # the root's context has them
         idle = self._idle.get(key.exact, set()) | openers | disabled
         if idle:  # a menu's context is the screen after its command closed it: the menu opens there again
             idle |= {(s["action"].get("target") or {}).get("signature") for s in st["prefix"]} & self._root_openers()
@@ -665,7 +585,7 @@ class Explorer(Navigator):
 
     def _mode_extras(self, obs: Observation) -> set[str]:
         """The start screen's menus and disabled controls, as they show (enabled) in a mode's screen."""
-        return {s for s in self._root_openers() | _disabled(self.graph.state(self.root))
+        return {s for s in self._root_openers() | disabled_controls(self.graph.state(self.root))
                 if (e := obs.by_signature(s)) is not None and is_visible(e, obs.size) and is_enabled(e)}
 
     def _verified_pairs(self) -> set[tuple[str, str]]:
@@ -712,22 +632,6 @@ class Explorer(Navigator):
 
 def _windows(obs: Observation) -> set[str]:
     return {e.signature for e in obs.elements if e.role.lower() in WINDOW_ROLES and is_visible(e, obs.size)}
-
-
-def _window_count(st: dict[str, Any]) -> int:
-    """How many distinct windows and dialogs a stored state showed (it stores the visible elements)."""
-    return len({(e["role"], e["name"]) for e in st["elements"] if e["role"].lower() in WINDOW_ROLES})
-
-
-def _disabled(st: dict[str, Any]) -> set[str]:
-    """The named controls a stored state showed disabled (it stores the visible ones)."""
-    return {e.signature for e in map(UIElement.model_validate, st["elements"])
-            if e.signature and clean_name(e.name) and not is_enabled(e)}
-
-
-def _mode_depth(st: dict[str, Any]) -> int:
-    """The length of a state's prefix up to the click that made its mode (0: not in a mode)."""
-    return max((i + 1 for i, s in enumerate(st["prefix"]) if s.get("context") == "mode"), default=0)
 
 
 def _actions(prefix: list[dict[str, Any]]) -> list[dict[str, Any]]:
