@@ -29,7 +29,7 @@ from skills.candidates import Candidate, candidates, steps_for
 from skills.effects import WINDOW_ROLES, diff_effects, is_menu_item, pixel_mark, skill_effects
 from skills.graph import StateKey, UIGraph, base_key, is_visible, state_key, visible_signatures
 from skills.library import SkillLibrary
-from skills.navigate import CLOSE_WORDS, BudgetExhausted, CountingEnv, Navigator
+from skills.navigate import CLOSE_WORDS, BudgetExhausted, CountingEnv, Navigator, shown_title
 from skills.order import StateOrder, disabled_controls, mode_depth
 from skills.probe import plain_checks, probe_menu, since_context
 from skills.profile import Profile, clean_name, is_enabled, scroll_edge, shown_name, under_arrows
@@ -203,7 +203,7 @@ class Explorer(StateOrder, Navigator):
         self.start_obs = second if clickable(second) else self.start_obs
         self.root = state_key(self.start_obs)
         self.start_values = self.values(self.start_obs)
-        self.start_title = " ".join((self.start_obs.window_title or "").split())
+        self.start_title = shown_title(self.start_obs)
 
     def _path_of(self, st: dict[str, Any]) -> list[tuple[StateKey, dict[str, Any] | None]] | None:
         """(key, step) pairs from the root to a stored state, rebuilt from its prefix."""
@@ -235,8 +235,9 @@ class Explorer(StateOrder, Navigator):
             # a menu with nothing left, nor typing into a field typed into before (it would only undo the context)
             done, typed = self._verified_pairs(), self.graph.tried_anywhere()
             base = st["prefix"][-2]["dst"] if len(st["prefix"]) > 1 else self.root.exact
+            verified = {s.extra.get("target") for s in self.lib.list(app=self.app, status="verified")}
             cands = [c for c in cands if ((names[-1], c.label) not in done or _opens_submenu(c))
-                     and not (c.kind == "type" and c.key in typed) and not self._nothing_left(base, c.key)]
+                     and not (c.kind == "type" and c.key in typed) and not self._nothing_left(base, c.key, verified)]
         elif mode_depth(st):  # inside a mode: what was tried anywhere is not redone; menus are opened again,
             # submenus too: a Qt submenu's opener is a plain "menu item" (featherpad's Recently Modified)
             done, menus = self.graph.tried_anywhere(), self._menu_openers()

@@ -23,6 +23,11 @@ TAB_ROLES = ("page tab", "tab")
 CLOSE_WORDS = ("close", "cancel")
 
 
+def shown_title(obs: Observation) -> str:
+    """The window title as shown, whitespace folded."""
+    return " ".join((obs.window_title or "").split())
+
+
 class BudgetExhausted(Exception):
     pass
 
@@ -147,7 +152,7 @@ class Navigator:
         what is explored there would be stored as explored from the start."""
         now = self.values(obs)
         return all(now.get(s, v) == v for s, v in self.start_values.items()) and \
-            " ".join((obs.window_title or "").split()) == self.start_title
+            shown_title(obs) == self.start_title
 
     # -- backtracking ---------------------------------------------------------------------------
     def replay(self, steps: list[dict[str, Any]], fast: bool) -> Observation:

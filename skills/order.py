@@ -30,6 +30,7 @@ class StateOrder:
     _spent: dict[int, int]
     _keys_done: set[str]
     _root_wins: int | None
+    _root_off: set[str] | None = None  # the controls the stored start state showed disabled (`_enables`)
 
     def _menu_openers(self) -> set[str]:
         """Every control that opened a menu anywhere (the explorer's, which knows its modes)."""
@@ -79,8 +80,9 @@ class StateOrder:
     def _enables(self, st: dict[str, Any]) -> bool:
         """A stored state shows enabled a control the start screen showed disabled (featherpad's Reload
         once a file is saved): a mode worth its turn even when it shows no control of its own."""
-        root = self.graph.state(self.root.exact) if self.root is not None else None
-        off = disabled_controls(root) if root is not None else set()
+        if self._root_off is None and self.root is not None and (root := self.graph.state(self.root.exact)):
+            self._root_off = disabled_controls(root)  # the stored start state does not change
+        off = self._root_off or set()
         return any(e.signature in off and is_enabled(e) for e in map(UIElement.model_validate, st["elements"]))
 
     def _keys_left(self, st: dict[str, Any]) -> set[str]:
@@ -93,22 +95,22 @@ class StateOrder:
             return set()
         return set(st["candidates"]) - self.graph.tried(st["key"]) - self._menu_openers()
 
-    def _nothing_left(self, base: str, opener: str, depth: int = 0) -> bool:
+    def _nothing_left(self, base: str, opener: str, verified: set[str], depth: int = 0) -> bool:
         """The menu that `opener` opened from `base` (the state a value context was made from) holds
         nothing the context could change: it was fully explored, shows no item disabled, and each of its
         items is verified or denied (a submenu: all of its own items). Opening it in the context would
         cost two actions and find nothing (notes-web's File and Help in its typed-text context).
-        `opener`: the key it was tried under in `base` (a right-click's is its own)."""
+        `opener`: the key it was tried under in `base` (a right-click's is its own); `verified`: the
+        controls of this app's verified skills."""
         menu = next((t["dst"] for t in self.graph.transitions(base)
                      if t["signature"] == opener and t["dst"]), None) if depth == 0 else opener
         st = self.graph.state(menu) if menu else None
         items = self.graph.transitions(menu) if st is not None and st["done"] and not disabled_controls(st) else []
         if not items or depth > 2:  # items shown disabled there may be enabled here (Next Tab)
             return False
-        verified = {s.extra.get("target") for s in self.lib.list(app=self.app, status="verified")}
         menus = self._menu_openers()  # a submenu's items count; a dialog's do not (a context is no dialog's)
         return all(t["effect"] == "denied" or (t["signature"] in verified and (
-            t["signature"] not in menus or self._nothing_left(base, t["dst"], depth + 1))) for t in items)
+            t["signature"] not in menus or self._nothing_left(base, t["dst"], verified, depth + 1))) for t in items)
 
     def _root_windows(self) -> int | None:
         """How many windows the stored start state showed (None before it is stored)."""
