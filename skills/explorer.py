@@ -34,7 +34,7 @@ from skills.order import StateOrder, disabled_controls, mode_depth
 from skills.probe import plain_checks, probe_menu, since_context
 from skills.profile import Profile, clean_name, is_enabled, scroll_edge, shown_name, under_arrows
 from skills.profile import candidates as clickable
-from skills.units import unit_skill
+from skills.units import SEP, unit_skill
 from skills.verify import verify_batch, verify_skill
 
 VERIFY_BATCH = 6  # skills verified together: skills that share a negative control share its run
@@ -99,6 +99,7 @@ class Explorer(StateOrder, Navigator):
         self._root_wins: int | None = None
         self._pre: Observation | None = None
         self.escape_useless: dict[str, int] = {}
+        self.escape_misses: set[str] = set()
         self.pending: list[str] = []  # made, not yet verified (verified in batches)
         self._changers: dict[str, list[tuple[dict[str, Any], list[str], str, Observation]]] = {}
         self._idle: dict[str, set[str]] = {}  # per state: controls that showed no effect of their own there
@@ -474,6 +475,9 @@ class Explorer(StateOrder, Navigator):
         last = st["prefix"][-1]
         if not last.get("context") or last.get("then") or last["action"].get("kind") != "click":
             return
+        made = self.lib.get(SEP.join(st["path_names"]))
+        if made is None or not any(e.kind == "text" and not e.inherited for e in made.postcondition.effects):
+            return  # its click chose something (a file in a list): clicking it again adds nothing to read
         again = {k: v for k, v in last.items() if k not in ("context", "dst")}
         base = self._follow_base.get(st["key"])
         if base is None:  # from a reset: a screen that looks like the context may hide a pending operator

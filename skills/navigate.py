@@ -14,13 +14,19 @@ from typing import Any
 from cua.actions import Click, Key, RightClick, Scroll, action_from_dict
 from cua.env.base import EnvError
 from cua.perception.elements import Observation
-from skills.effects import element_text, slots, volatile_slots_of
+from skills.effects import WINDOW_ROLES, element_text, is_menu_item, slots, volatile_slots_of
 from skills.graph import StateKey, _digest, base_key, is_visible, state_key, visible_signatures
 from skills.profile import candidates, clean_name, scrolled_already
 
 TAB_ROLES = ("page tab", "tab")
 
 CLOSE_WORDS = ("close", "cancel")
+
+
+def popups(obs: Observation) -> set[tuple[str, str]]:
+    """The windows, dialogs and menu items a screen shows, by role and name."""
+    return {(e.role.lower(), clean_name(e.name)) for e in obs.elements if is_visible(e, obs.size)
+            and (e.role.lower() in WINDOW_ROLES or is_menu_item(e))}
 
 
 def shown_title(obs: Observation) -> str:
@@ -76,6 +82,8 @@ class Navigator:
     start_values: dict[str, str]
     start_title: str
     escape_useless: dict[str, int]  # per state key: times Escape failed to lead back onto the path
+    escape_misses: set[str]  # states an Escape and the path from there did not reach (the app remembers)
+    start_obs: Observation | None
 
     # -- one action, one look -------------------------------------------------------------------
     def observe(self) -> Observation:
@@ -195,6 +203,7 @@ class Navigator:
         """Bring the app to state `target` (the last of `path`); True when the observed state proves it."""
         keys = [k for k, _ in path]
         steps = [s for _, s in path[1:]]
+        closed = False  # an Escape (or Close) just led back onto the path
         for attempt in range(4):
             obs = self._obs or self.observe()
             if self.reached(obs, target):
@@ -205,15 +214,19 @@ class Navigator:
                 obs = self.replay(steps[i:], fast=attempt == 0)
                 if self.reached(obs, target):
                     return True
+                if closed:  # the path from where Escape led went elsewhere: the app kept what was changed
+                    self.escape_misses.add(target.exact)  # (a dialog reopens with its settings): reset next time
+                closed = False
                 continue
             useless = self.escape_useless
-            if attempt == 0 and useless.get(key.exact, 0) < 2:
+            if attempt == 0 and useless.get(key.exact, 0) < 2 and target.exact not in self.escape_misses \
+                    and self.popped_up(obs):
                 # Escape, then a Close/Cancel button: accepted only if the key lands on the path; where
                 # that failed twice (a keypad's display), straight to a reset, which costs one action too
                 self.stats.escapes += 1
                 self.act(Key(key="esc"))
                 self.observe()
-                if state_key(self._obs) in keys and self.at_start_values(self._obs):
+                if closed := state_key(self._obs) in keys and self.at_start_values(self._obs):
                     continue
                 useless[key.exact] = useless.get(key.exact, 0) + 1
                 btn = next((e for e in self._obs.elements if "button" in e.role and is_visible(e, self._obs.size)
@@ -221,12 +234,17 @@ class Navigator:
                 if btn is not None:
                     self.act(Click(x=btn.center[0], y=btn.center[1]))
                     self.observe()
-                    if state_key(self._obs) in keys and self.at_start_values(self._obs):
+                    if closed := state_key(self._obs) in keys and self.at_start_values(self._obs):
                         continue
             self.reset()
             if state_key(self._obs) != keys[0]:
                 self.note(f"reset reached {state_key(self._obs)} instead of the start state {keys[0]}")
         return self.reached(self.observe(), target)
+
+    def popped_up(self, obs: Observation) -> bool:
+        """The screen shows a window, dialog or open menu the start screen did not: something Escape may
+        close. Elsewhere (a tool bar hidden, a key pressed) Escape goes nowhere, and a reset costs the same."""
+        return bool(popups(obs) - popups(self.start_obs)) if self.start_obs is not None else True
 
     def go_start(self) -> None:
         """Back to the start state, values included: provably via Escape/Close, else a fresh reset."""

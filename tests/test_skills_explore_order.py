@@ -183,3 +183,25 @@ def test_a_skill_that_failed_its_replays_is_tried_again_in_a_context(tmp_path, m
     assert ex._idle["root"] == {"sig:+"} and (ex.stats.failed, ex.stats.verified) == (1, 1)
     graph.close()
     lib.close()
+
+
+def test_a_choice_context_is_not_followed_up(tmp_path, monkeypatch):
+    """A control that changed nothing in a value context is clicked again before the context's own click
+    only where that click changed a text (a keypad's '+' then '7'); a context made by choosing a file in
+    a list gains nothing from choosing it again (notes-web: 11 actions for its Open button)."""
+    from skills.units import SEP
+
+    db = tmp_path / "lib.db"
+    lib, graph = SkillLibrary(db), UIGraph(db)
+    ex = Explorer(None, lib, graph, load_profile("default"), Budget(max_actions=10, minutes=1), app="demo")
+    resets = []
+    monkeypatch.setattr(ex, "reset", lambda: resets.append(1))
+    monkeypatch.setattr(ex, "ensure_at", lambda key, path: False)
+    step = {"action": {"kind": "click", "target": {"signature": "sig:x"}}, "context": True, "dst": "ctx"}
+    for made, effect, tried in (("zeta.txt", _effect("state", state="selected"), 0), ("7", _effect("text"), 1)):
+        lib.add(Skill(name=SEP.join(["Open", made]), app="demo", description="d", steps=[],
+                      postcondition={"effects": [effect.model_dump()]}))
+        ex.follow_up({"key": "ctx", "prefix": [step], "path_names": ["Open", made]}, [("ctx", step)], None, [])
+        assert len(resets) == tried, made
+    graph.close()
+    lib.close()
