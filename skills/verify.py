@@ -16,7 +16,7 @@ negative control looks for the postcondition as long as the replays needed to se
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
 from cua.perception.elements import Observation
 from skills.candidates import neutral_point
@@ -161,52 +161,68 @@ def _control_key(skill: Skill) -> str | None:
     return json.dumps([s.action for s in control.steps], sort_keys=True)
 
 
+class GroupControl(NamedTuple):
+    """One negative control run for the skills that share it: whether its own path ran, the skills
+    whose postcondition (as `checked`) held on its screen, and how long it looked."""
+
+    ran: bool
+    held: set[str]
+    checked: dict[str, Condition]
+    wait: float
+
+
+def group_control(ex: Any, members: list[Skill], wait: float) -> GroupControl:
+    """Run the negative control `members` share once and read every member's postcondition on it."""
+    first = members[0]
+    control = negative_control(first, int(first.extra.get("own_steps", 1)), tuple(first.extra["neutral"]))
+    res = _replay(ex, control.model_copy(update={"postcondition": Condition()}))
+    obs = res.observation if res.observation is not None else ex._obs
+    # the same patience a single control gets: wait (bounded) in case any postcondition shows late
+    obs, _ = wait_for(ex.env, lambda o: any(not condition_problems(s.postcondition, o) for s in members), wait, obs)
+    held = {s.name for s in members if not condition_problems(s.postcondition, obs)}
+    hidden = [(s.name, e) for s in members if s.name in held for e in s.postcondition.effects if e.reveal]
+    if res.ok and hidden:  # a language's check mark: its menu opened once for the whole group
+        obs, missed = revealed_problems(ex.env, [e for _, e in hidden], obs, close=False)
+        held -= {hidden[i][0] for i in missed}
+    ex._obs = obs
+    return GroupControl(res.ok, held, {s.name: s.postcondition for s in members}, wait)
+
+
 def verify_batch(ex: Any, names: list[str]) -> dict[str, str]:
     """Verify several skills by the same standard as verify_skill (every one replayed `verify_runs` times
     from a fresh start; its postcondition must fail on the negative control), running the negative control
-    once per group of skills that share it. Returns the status stored per name."""
+    once per group of skills that share it: after the first of them passed its replays, read for all of
+    them, so each is stored as verified as soon as its own replays pass, the shortest first (a budget
+    that ends mid-batch keeps the most). Returns the status stored per name."""
     out: dict[str, str] = {}
-    groups: dict[str, list[tuple[Skill, float]]] = {}
+    todo: dict[str, Skill] = {}
     for name in names:
         skill = _precheck(ex, name)
         if skill is None:
             out[name] = "unverified"
-            continue
+        else:
+            todo[name] = skill
+    controls: dict[str, GroupControl] = {}
+    for name, skill in sorted(todo.items(), key=lambda kv: len(kv[1].steps)):  # the cheapest replays first
+        del todo[name]
         ok_all, skill, seen = _replays(ex, name, skill)
         if not ok_all:
             out[name] = "failed"
             continue
-        key = _control_key(skill)
-        if key is None:
-            out[name] = verify_control(ex, skill, control_wait(seen))
+        key, wait = _control_key(skill), control_wait(seen)
+        if key is not None and key not in controls:
+            # looking longer than this skill needs is only stricter; the margin lets the others share it
+            controls[key] = group_control(ex, [skill, *(s for s in todo.values() if _control_key(s) == key)],
+                                          min(POST_TIMEOUT, wait + CONTROL_WAIT / 2))
+        ctl = controls.get(key) if key is not None else None
+        if ctl is None or not ctl.ran or ctl.wait < wait or ctl.checked.get(name) != skill.postcondition:
+            out[name] = verify_control(ex, skill, wait)  # no shared run stands for this one: its own
+        elif name in ctl.held:
+            mark(ex, name, "unverified", "its postcondition also holds when the final action clicks a neutral spot")
+            out[name] = "unverified"
         else:
-            groups.setdefault(key, []).append((skill, control_wait(seen)))
-    for pairs in groups.values():
-        members, wait = [s for s, _ in pairs], max(w for _, w in pairs)
-        first = members[0]
-        control = negative_control(first, int(first.extra.get("own_steps", 1)), tuple(first.extra["neutral"]))
-        control = control.model_copy(update={"postcondition": Condition()})
-        res = _replay(ex, control)
-        obs = res.observation if res.observation is not None else ex._obs
-        # the same patience a single control gets: wait (bounded) in case any postcondition shows late
-        obs, _ = wait_for(ex.env, lambda o, m=members: any(not condition_problems(s.postcondition, o) for s in m),
-                          wait, obs)
-        held = {s.name for s in members if not condition_problems(s.postcondition, obs)}
-        hidden = [(s.name, e) for s in members if s.name in held for e in s.postcondition.effects if e.reveal]
-        if res.ok and hidden:  # a language's check mark: its menu opened once for the whole group
-            obs, missed = revealed_problems(ex.env, [e for _, e in hidden], obs, close=False)
-            held -= {hidden[i][0] for i in missed}
-        ex._obs = obs
-        for s in members:
-            if not res.ok:  # the control's own path failed: no evidence either way, check it alone
-                out[s.name] = verify_control(ex, s, wait)
-            elif s.name in held:
-                mark(ex, s.name, "unverified", "its postcondition also holds when the final action clicks a "
-                     "neutral spot")
-                out[s.name] = "unverified"
-            else:
-                set_status(ex.lib, s.name, "verified", "effect seen on every replay; the negative control fails")
-                out[s.name] = "verified"
+            set_status(ex.lib, name, "verified", "effect seen on every replay; the negative control fails")
+            out[name] = "verified"
     return out
 
 

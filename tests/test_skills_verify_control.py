@@ -248,3 +248,40 @@ def test_a_path_label_that_reads_otherwise_after_a_reset_is_dropped_not_failed(r
     outcomes = iter([SkillRunResult(ok=False, error="document shows ''", observation=look("Root Instance", ""))]
                     + [SkillRunResult(ok=True)] * 2)
     assert verify.verify_skill(ex, "Edit › Paste Date") == "failed"
+
+
+def test_a_batch_stores_each_skill_verified_as_soon_as_its_own_replays_pass(runs, monkeypatch):
+    """Siblings sharing one control: the control runs once, right after the first one's replays, and
+    each is stored as verified when its replays pass, so a budget that ends mid-batch keeps the first."""
+    ex, lib, log, script = runs
+    script["control"] = SkillRunResult(ok=True, observation=Observation())  # its path ran; no box is checked
+    ex.env = SimpleNamespace(observe=Observation)
+    for name in ("Wrap", "Spell", "Ruler"):
+        steps = [SkillStep(action={"kind": "click", "target": {"signature": s}}) for s in ("menu:View", f"check:{name}")]
+        effect = Effect(kind="state", signature=f"check:{name}", state="checked", before=False, after=True, name=name)
+        lib.add(Skill(name=f"View › {name}", app="demo", steps=steps, postcondition=Condition(effects=[effect]),
+                      provenance="explored", extra={"own_steps": 1, "neutral": [300, 250]}))
+
+    class Spent(Exception):
+        pass
+
+    def budget():
+        if sum(1 for kind, _, _ in log if kind == "own") >= 4:  # Ruler's replays cannot be afforded
+            raise Spent
+
+    monkeypatch.setattr(ex, "check_budget_time", budget)
+    with pytest.raises(Spent):
+        verify.verify_batch(ex, ["View › Wrap", "View › Spell", "View › Ruler"])
+    assert [kind for kind, _, _ in log] == ["own", "own", "control", "own", "own"]
+    assert [lib.get(f"View › {n}").status for n in ("Wrap", "Spell")] == ["verified", "verified"]
+    assert lib.get("View › Ruler").status != "verified"
+
+
+def test_a_batch_replays_the_shortest_skills_first(runs):
+    ex, lib, log, _ = runs
+    _skill(lib, neutral=None)
+    lib.add(Skill(name="Wrap", app="demo", steps=[SkillStep(action={"kind": "click", "target": {"signature": "b:W"}})],
+                  provenance="explored", extra={"own_steps": 1, "neutral": None},
+                  postcondition=Condition(effects=[Effect(kind="state", signature="b:W", state="pressed", after=True)])))
+    verify.verify_batch(ex, ["View › Wrap", "Wrap"])
+    assert [n for kind, n, _ in log if kind == "own"] == [1, 1, 2, 2]
