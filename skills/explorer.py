@@ -220,7 +220,9 @@ class Explorer(StateOrder, Navigator):
         key = path[-1][0]
         depth = len(path) - 1
         names = st["path_names"]
-        only = set(st["candidates"]) if st.get("candidates") is not None else None
+        if depth and not self._anything_left(st, key):  # as the state was stored: not worth the way there
+            self._finish(key, st)
+            return
         if not self.ensure_at(key, path):
             self._bad_states[key.exact] = self._bad_states.get(key.exact, 0) + 1
             if self._bad_states[key.exact] >= 2:
@@ -228,29 +230,13 @@ class Explorer(StateOrder, Navigator):
                 self.graph.mark_done(key)
             return
         tried = self.graph.tried(key)
-        if only is not None and st["prefix"] and st["prefix"][-1].get("context") == "mode":
-            only |= self._mode_extras(self._obs)
-        covered = under_arrows(self._obs)  # a long menu's items under its scroll arrows: clear after a scroll
-        cands = [c for c in candidates(self._obs, self.profile, only, depth) if c.el.signature not in covered]
-        if "~" in key.exact and names:  # inside a value context: what is verified already is not redone, nor
-            # a menu with nothing left, nor typing into a field typed into before (it would only undo the context)
-            done, typed = self._verified_pairs(), self.graph.tried_anywhere()
-            base = st["prefix"][-2]["dst"] if len(st["prefix"]) > 1 else self.root.exact
-            verified = {s.extra.get("target") for s in self.lib.list(app=self.app, status="verified")}
-            cands = [c for c in cands if ((names[-1], c.label) not in done or _opens_submenu(c))
-                     and not (c.kind == "type" and c.key in typed) and not self._nothing_left(base, c.key, verified)]
-        elif mode_depth(st):  # inside a mode: what was tried anywhere is not redone; menus are opened again,
-            # submenus too: a Qt submenu's opener is a plain "menu item" (featherpad's Recently Modified)
-            done, menus = self.graph.tried_anywhere(), self._menu_openers()
-            cands = [c for c in cands if c.key not in done or _opens_submenu(c) or c.el.signature in menus]
+        cands = self._to_try(st, key, self._obs)
         keys_only = key.exact not in self._keys_done and bool(self._keys_left(st))
         if keys_only:  # the context's one-click controls now, its menus in the contexts' turn
             self._keys_done.add(key.exact)
             menus = self._menu_openers()
             rest = [c for c in cands if c.el.signature in menus]
             cands = [c for c in cands if c.el.signature not in menus]
-        if depth == 0 and self.only is not None:
-            cands = [c for c in cands if self.only.search(shown_name(c.el))]
         if not cands and depth == 0:  # the start state always has controls: this look was incomplete
             self._bad_states[key.exact] = self._bad_states.get(key.exact, 0) + 1
             if self._bad_states[key.exact] < 3:
@@ -268,8 +254,7 @@ class Explorer(StateOrder, Navigator):
                 break
             steps = steps_for(cand) if cand.kind != "scroll" else \
                 [{**steps_for(Candidate(cand.el, "click"))[0], "kind": "scroll", "dy": 1}]
-            if cand.kind != "scroll" and self.profile.denied(shown_name(cand.el)) and not _closes_dialog(cand.el, self._obs) \
-                    and not (self.disposable and ENDS_APP.search(shown_name(cand.el))):
+            if cand.kind != "scroll" and self._denied(cand, self._obs):
                 self.graph.add_transition(key, cand.key, steps[0], None, "denied")
                 continue
             if not self.ensure_at(key, path):
@@ -279,6 +264,49 @@ class Explorer(StateOrder, Navigator):
         self.flush()
         if keys_only and any(c.key not in self.graph.tried(key) for c in rest):
             return  # left open for its menus
+        self._finish(key, st)
+
+    def _to_try(self, st: dict[str, Any], key: StateKey, obs: Observation) -> list[Candidate]:
+        """The candidates of state `st` on the screen `obs`, less what is not redone there (in a value
+        context: what is verified already, a menu with nothing left, a field typed before; in a mode:
+        what was tried anywhere but menus)."""
+        names, depth = st["path_names"], len(st["prefix"])
+        only = set(st["candidates"]) if st.get("candidates") is not None else None
+        if only is not None and st["prefix"] and st["prefix"][-1].get("context") == "mode":
+            only |= self._mode_extras(obs)
+        covered = under_arrows(obs)  # a long menu's items under its scroll arrows: clear after a scroll
+        cands = [c for c in candidates(obs, self.profile, only, depth) if c.el.signature not in covered]
+        if "~" in key.exact and names:  # inside a value context: what is verified already is not redone, nor
+            # a menu with nothing left, nor typing into a field typed into before (it would only undo the context)
+            done, typed = self._verified_pairs(), self.graph.tried_anywhere()
+            base = st["prefix"][-2]["dst"] if len(st["prefix"]) > 1 else self.root.exact
+            verified = {s.extra.get("target") for s in self.lib.list(app=self.app, status="verified")}
+            cands = [c for c in cands if ((names[-1], c.label) not in done or _opens_submenu(c))
+                     and not (c.kind == "type" and c.key in typed) and not self._nothing_left(base, c.key, verified)]
+        elif mode_depth(st):  # inside a mode: what was tried anywhere is not redone; menus are opened again,
+            # submenus too: a Qt submenu's opener is a plain "menu item" (featherpad's Recently Modified)
+            done, menus = self.graph.tried_anywhere(), self._menu_openers()
+            cands = [c for c in cands if c.key not in done or _opens_submenu(c) or c.el.signature in menus]
+        if depth == 0 and self.only is not None:
+            cands = [c for c in cands if self.only.search(shown_name(c.el))]
+        return cands
+
+    def _denied(self, cand: Candidate, obs: Observation) -> bool:
+        """The profile denies it (a dialog's Close/Cancel never; in a sandbox, a command that ends the app not)."""
+        name = shown_name(cand.el)
+        return self.profile.denied(name) and not _closes_dialog(cand.el, obs) and \
+            not (self.disposable and ENDS_APP.search(name))
+
+    def _anything_left(self, st: dict[str, Any], key: StateKey) -> bool:
+        """Whether the state as stored shows a candidate not tried nor denied there, or a long menu to scroll."""
+        obs = Observation(elements=[UIElement.model_validate(e) for e in st["elements"]],
+                          size=self.start_obs.size if self.start_obs is not None else (0, 0))
+        tried = self.graph.tried(key)
+        return scroll_edge(obs) is not None or any(
+            c.key not in tried and not self._denied(c, obs) for c in self._to_try(st, key, obs))
+
+    def _finish(self, key: StateKey, st: dict[str, Any]) -> None:
+        """A state explored: its menus' openers stored (for a resumed run), its value context opened, done."""
         if key == self.root:
             self.graph.set_meta("openers", json.dumps(sorted(self._openers.get(key.exact, set()))))
         self.graph.set_meta("menu_openers", json.dumps(sorted(self._menu_openers())))
@@ -337,7 +365,9 @@ class Explorer(StateOrder, Navigator):
         effect = self.classify(key, new) if ok else "error"
         effects = skill_effects(self.start_obs, self._pre, new, cand.el.signature, self.volatile_slots,
                                 self.volatile) if ok else []
-        if ok and effect in ("no_change", "known_state", "value_change") and cand.kind == "click":
+        # a new screen may differ in free text alone (notes-web's status line hidden): its check mark then tells
+        bare = effect == "new_state" and not any(not e.inherited for e in effects)
+        if ok and (effect in ("no_change", "known_state", "value_change") or bare) and cand.kind == "click":
             self._plain_checks = self._plain_checks or plain_checks(self._pre)
             probed = probe_menu(self, st, cand.el, new, self._plain_checks, self._pre)  # reopen its menu
             if probed:  # `new` stays the screen the click left (the probe left its menu open)

@@ -64,3 +64,14 @@ def test_toggle_skill_is_idempotent(explored):
     assert again.ok, again.error
     box = next(e for e in again.observation.elements if e.name == "Autosave" and e.role == "check box")
     assert "checked" in box.states
+
+
+def test_a_check_item_whose_screen_changed_only_in_free_text_is_probed(tmp_path):
+    """View › Show Status Bar hides a status line that is plain text: the screen is a new state, yet no
+    effect a postcondition can check. The item's own check mark, read by reopening its menu, is."""
+    with exploration(tmp_path / "lib.db", f"browser:file://{APP}", "notes", only="^View$", sources="dom",
+                     max_actions=120, minutes=4, max_depth=2) as run:
+        skill = run.lib.get("View › Show Status Bar")
+        assert skill is not None and skill.status == "verified", (skill and skill.extra.get("status_reason"), run.stats.notes)
+        assert any(e.kind == "state" and e.state == "checked" and e.after is False and e.reveal
+                   for e in skill.postcondition.effects), skill.postcondition.describe()

@@ -205,3 +205,27 @@ def test_a_choice_context_is_not_followed_up(tmp_path, monkeypatch):
         assert len(resets) == tried, made
     graph.close()
     lib.close()
+
+
+def test_a_state_with_nothing_left_to_try_is_not_gone_to(tmp_path, monkeypatch):
+    """A state whose stored controls were all tried there (or are denied) is marked done without the
+    reset and clicks that would bring the app to it (notes-web: 8 actions for two such states)."""
+    db = tmp_path / "lib.db"
+    lib, graph = SkillLibrary(db), UIGraph(db)
+    root, menu = StateKey("root", "root"), StateKey("menu", "menu")
+    graph.add_state(root, _obs("Document"), 0, [], [])
+    graph.add_state(menu, _obs("Filetype"), 1, [{"dst": "menu", "action": {"kind": "click"}}], ["Document"])
+    graph.set_meta("root", root.exact)
+    ex = Explorer(None, lib, graph, load_profile("default"), Budget(max_actions=10, minutes=1), app="demo")
+    ex.root, ex.start_obs = root, _obs("Document")
+    went = []
+    monkeypatch.setattr(ex, "ensure_at", lambda key, path: went.append(key) or False)
+    item = _obs("Filetype").elements[1]
+    st = graph.state(menu)
+    ex.explore(st, [(root, None), (menu, st["prefix"][0])])
+    assert went == [menu] and not graph.state(menu)["done"]  # Filetype untried: it goes there
+    graph.add_transition(menu, item.signature, {"kind": "click"}, None, "no_change")
+    ex.explore(st, [(root, None), (menu, st["prefix"][0])])
+    assert went == [menu] and graph.state(menu)["done"]
+    graph.close()
+    lib.close()
