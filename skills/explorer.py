@@ -220,9 +220,13 @@ class Explorer(StateOrder, Navigator):
         key = path[-1][0]
         depth = len(path) - 1
         names = st["path_names"]
-        if depth and not self._anything_left(st, key):  # as the state was stored: not worth the way there
-            self._finish(key, st)
-            return
+        if depth:  # as the state was stored: nothing but denied controls left is not worth the way there
+            stored, left = self._stored_left(st, key)
+            if scroll_edge(stored) is None and all(self._denied(c, stored) for c in left):
+                for c in left:
+                    self.graph.add_transition(key, c.key, steps_for(c)[0], None, "denied")
+                self._finish(key, st)
+                return
         if not self.ensure_at(key, path):
             self._bad_states[key.exact] = self._bad_states.get(key.exact, 0) + 1
             if self._bad_states[key.exact] >= 2:
@@ -297,13 +301,12 @@ class Explorer(StateOrder, Navigator):
         return self.profile.denied(name) and not _closes_dialog(cand.el, obs) and \
             not (self.disposable and ENDS_APP.search(name))
 
-    def _anything_left(self, st: dict[str, Any], key: StateKey) -> bool:
-        """Whether the state as stored shows a candidate not tried nor denied there, or a long menu to scroll."""
+    def _stored_left(self, st: dict[str, Any], key: StateKey) -> tuple[Observation, list[Candidate]]:
+        """The state as it was stored, and its candidates not tried there yet."""
         obs = Observation(elements=[UIElement.model_validate(e) for e in st["elements"]],
                           size=self.start_obs.size if self.start_obs is not None else (0, 0))
         tried = self.graph.tried(key)
-        return scroll_edge(obs) is not None or any(
-            c.key not in tried and not self._denied(c, obs) for c in self._to_try(st, key, obs))
+        return obs, [c for c in self._to_try(st, key, obs) if c.key not in tried]
 
     def _finish(self, key: StateKey, st: dict[str, Any]) -> None:
         """A state explored: its menus' openers stored (for a resumed run), its value context opened, done."""
