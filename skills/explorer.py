@@ -29,6 +29,7 @@ from skills.candidates import Candidate, candidates, steps_for
 from skills.effects import WINDOW_ROLES, diff_effects, is_menu_item, pixel_mark, skill_effects
 from skills.graph import StateKey, UIGraph, base_key, is_visible, state_key, visible_signatures
 from skills.library import SkillLibrary
+from skills.skill import Skill
 from skills.navigate import CLOSE_WORDS, BudgetExhausted, CountingEnv, Navigator, shown_title
 from skills.order import StateOrder, disabled_controls, mode_depth
 from skills.probe import plain_checks, probe_menu, since_context
@@ -282,9 +283,9 @@ class Explorer(StateOrder, Navigator):
         cands = [c for c in candidates(obs, self.profile, only, depth) if c.el.signature not in covered]
         if "~" in key.exact and names:  # inside a value context: what is verified already is not redone, nor
             # a menu with nothing left, nor typing into a field typed into before (it would only undo the context)
-            done, typed = self._verified_pairs(), self.graph.tried_anywhere()
+            skills, typed = self.lib.list(app=self.app, status="verified"), self.graph.tried_anywhere()
+            done, verified = _verified_pairs(skills), {s.extra.get("target") for s in skills}
             base = st["prefix"][-2]["dst"] if len(st["prefix"]) > 1 else self.root.exact
-            verified = {s.extra.get("target") for s in self.lib.list(app=self.app, status="verified")}
             cands = [c for c in cands if ((names[-1], c.label) not in done or _opens_submenu(c))
                      and not (c.kind == "type" and c.key in typed) and not self._nothing_left(base, c.key, verified)]
         elif mode_depth(st):  # inside a mode: what was tried anywhere is not redone; menus are opened again,
@@ -626,11 +627,6 @@ class Explorer(StateOrder, Navigator):
         return {s for s in self._root_openers() | disabled_controls(self.graph.state(self.root))
                 if (e := obs.by_signature(s)) is not None and is_visible(e, obs.size) and is_enabled(e)}
 
-    def _verified_pairs(self) -> set[tuple[str, str]]:
-        """(parent, control) of this app's verified skills: a control verified once is not redone."""
-        return {tuple(p[-2:]) for s in self.lib.list(app=self.app, status="verified")
-                if len(p := s.extra.get("ui_path") or s.name.split(" › ")) >= 2}
-
     # -- verification ---------------------------------------------------------------------------
     def verify(self, name: str) -> bool:
         """Replay a skill `verify_runs` times from a fresh start, then its negative control (skills.verify)."""
@@ -675,6 +671,11 @@ def _windows(obs: Observation) -> set[str]:
 def _actions(prefix: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The actions of recorded steps, each step's `then` actions (a context's typing) after its click."""
     return [a for s in prefix for a in (s["action"], *s.get("then", ()))]
+
+
+def _verified_pairs(skills: list[Skill]) -> set[tuple[str, str]]:
+    """(parent, control) of verified skills: a control verified once is not redone."""
+    return {tuple(p[-2:]) for s in skills if len(p := s.extra.get("ui_path") or s.name.split(SEP)) >= 2}
 
 
 def _closes_dialog(el: UIElement, obs: Observation) -> bool:
