@@ -31,9 +31,10 @@ def _as_dict(el: Any) -> dict[str, Any] | None:
 class SnapshotProbe:
     """Pre-action element lookups from snapshots that a background thread keeps fresh.
 
-    A snapshot is taken right after every input that may change the UI, once more SETTLE_S later
-    (the app has reacted: the menu or dialog it opened is there), once the screen settles after
-    a change the frame thread reports (`note_frame`), and every REFRESH_S when idle. The element
+    A snapshot is taken right after every input that may change the UI, again SETTLE_AFTER later
+    (the app has reacted: the menu or dialog it opened is there; a loaded app takes longer), as soon
+    as the frame thread reports the screen changing after a still spell (`note_frame`: a menu that
+    showed late, clicked a moment later) and once more when it settles, and every REFRESH_S when idle. The element
     under a click is looked up in the latest snapshot that started after the previous input and
     before the click: the UI as the person saw it, not after the click changed it. All backend
     calls happen on the probe's own thread (Playwright and AT-SPI clients are thread-bound).
@@ -42,6 +43,7 @@ class SnapshotProbe:
     cheap_focus = True
     REFRESH_S = 3.0
     WAIT_S = 3.0
+    SETTLE_AFTER = (0.15, 0.4, 0.8)  # looks after an input (each a few tens of ms)
     SETTLE_S = 0.3  # the screen is taken as settled after this long without a change
     SETTLE_MAX_S = 1.0  # a screen that keeps changing (video, progress) is looked at this often
 
@@ -53,7 +55,7 @@ class SnapshotProbe:
         self.done = threading.Event()
         self.clock: Callable[[], float] = time.monotonic
         self.inflight: float | None = None
-        self.settle_at: float | None = None  # when the snapshot after the last input is due
+        self.settle_due: list[float] = []  # when the snapshots after the last input are due
         self.change: tuple[float, float] | None = None  # (first, last) screen change not yet looked at
         self.thread: threading.Thread | None = None
         self.error: str | None = None
@@ -91,8 +93,8 @@ class SnapshotProbe:
     def _wait_s(self) -> float:
         """Seconds until the next snapshot is due without a kick: the settle one, else the refresh."""
         with self.cond:
-            settle = self.settle_at
-        return self.REFRESH_S if settle is None else min(self.REFRESH_S, max(0.0, settle - self.clock()))
+            due = self.settle_due[0] if self.settle_due else None
+        return self.REFRESH_S if due is None else min(self.REFRESH_S, max(0.0, due - self.clock()))
 
     def _loop(self) -> None:
         try:
@@ -105,8 +107,7 @@ class SnapshotProbe:
                 t0 = self.clock()
                 with self.cond:
                     self.inflight = t0
-                    if self.settle_at is not None and t0 >= self.settle_at:
-                        self.settle_at = None
+                    self.settle_due = [d for d in self.settle_due if d > t0]
                 try:
                     els = self._take()
                 except Exception as e:  # noqa: BLE001 - a failed look must not end the recording
@@ -134,20 +135,25 @@ class SnapshotProbe:
             self.focus_change = t
         if not typing:
             with self.cond:  # the UI before the app reacts now, and once more after it has
-                self.settle_at = t + self.SETTLE_S
+                self.settle_due = [t + d for d in self.SETTLE_AFTER]
             self.kick.set()
 
     def note_frame(self, t: float, changed: bool) -> None:
         """Called by the frame thread for each frame: did the screen or the active window change?
 
-        A snapshot is taken once the screen has been still for SETTLE_S after a change (a dialog
-        that opened a while after the click that asked for it), or every SETTLE_MAX_S while it
-        keeps changing.
+        A snapshot is taken as a change begins (a menu that showed late, which a quick person
+        clicks before the screen is still again), once the screen has been still for SETTLE_S
+        after it (a dialog that opened a while after the click that asked for it), and every
+        SETTLE_MAX_S while it keeps changing.
         """
         with self.cond:
+            began = changed and self.change is None
             if changed:
                 self.change = (self.change[0] if self.change else t, t)
             if self.change is None:
+                return
+            if began:
+                self.kick.set()
                 return
             first, last = self.change
             if t - last < self.SETTLE_S and t - first < self.SETTLE_MAX_S:

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 from typing import ClassVar
 
 import numpy as np
@@ -382,3 +383,39 @@ def test_probe_looks_again_once_the_app_has_reacted():
     dialog = frame.copy()
     dialog[10:70, 10:110] = 255
     assert not ui_changed(frame, caret) and ui_changed(frame, dialog) and ui_changed(None, frame)
+
+
+def test_probe_sees_a_late_menu_a_quick_person_clicks_at_once():
+    """A menu that a loaded app shows 0.9 s after the click that opened it, clicked 0.1 s after it
+    showed (before the screen is still again): the click's element is the menu item, not what the
+    menu covers (CI: a handoff skill recorded the text view under "Find and Replace...")."""
+    import time
+
+    from cua.perception.elements import UIElement
+    from recorder.probes import SnapshotProbe
+
+    doc = UIElement(id="a1", role="text", name="", bbox=(0, 0, 400, 400), source="a11y")
+    item = UIElement(id="a2", role="menu item", name="Find and Replace...", bbox=(80, 119, 272, 25), source="a11y")
+    shown = threading.Event()
+
+    class _Probe(SnapshotProbe):
+        def _take(self):
+            return [doc, item] if shown.is_set() else [doc]
+
+    p = _Probe()
+    p.start(time.monotonic)
+    try:
+        assert p.wait_ready(10)
+        t = time.monotonic()
+        p.note_input(t, "press", None, False)  # opens the menu
+        while time.monotonic() < t + 0.9:  # the frame thread sees a still screen meanwhile
+            time.sleep(0.1)
+            p.note_frame(time.monotonic(), False)
+        shown.set()
+        p.note_frame(time.monotonic(), True)  # the menu shows
+        time.sleep(0.1)
+        p.note_frame(time.monotonic(), False)
+        p.note_input(time.monotonic(), "press", None, False)
+        assert p.element_at(150, 130)["name"] == "Find and Replace..."
+    finally:
+        p.stop()
