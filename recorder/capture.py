@@ -32,12 +32,22 @@ PROBE_READY_S = 30.0
 CHANGE_MIN_PX = 1024  # changed pixels of a UI change (menu, dialog); a caret blink or a typed key is less
 
 
+def changed_box(prev: np.ndarray | None, arr: np.ndarray) -> tuple[int, int, int, int] | None:
+    """Where (x, y, w, h) a frame differs from the previous one, when more than CHANGE_MIN_PX differ (on
+    a 4 px grid); the whole frame when there is no previous one of its size; None for no UI change."""
+    if prev is None or prev.shape != arr.shape:
+        return (0, 0, arr.shape[1], arr.shape[0])
+    diff = np.any(prev[::4, ::4, :3] != arr[::4, ::4, :3], axis=2)
+    if int(np.count_nonzero(diff)) * 16 < CHANGE_MIN_PX:
+        return None
+    ys, xs = np.nonzero(diff)
+    x0, y0 = int(xs.min()) * 4, int(ys.min()) * 4
+    return (x0, y0, int(xs.max()) * 4 + 4 - x0, int(ys.max()) * 4 + 4 - y0)
+
+
 def ui_changed(prev: np.ndarray | None, arr: np.ndarray) -> bool:
     """Whether a frame differs from the previous one by more than CHANGE_MIN_PX (on a 4 px grid)."""
-    if prev is None or prev.shape != arr.shape:
-        return True
-    diff = np.any(prev[::4, ::4, :3] != arr[::4, ::4, :3], axis=2)
-    return int(np.count_nonzero(diff)) * 16 >= CHANGE_MIN_PX
+    return changed_box(prev, arr) is not None
 
 
 class ContextProbe(Protocol):
@@ -457,7 +467,8 @@ class Recorder:
                         break
                     t = self.now()
                     if note_frame is not None:
-                        note_frame(t, window != prev[1] or ui_changed(prev[0], arr))
+                        whole = (0, 0, arr.shape[1], arr.shape[0])
+                        note_frame(t, whole if window != prev[1] else changed_box(prev[0], arr))
                         prev = (arr, window)
                     seq = self.frame_seq
                     if self.sensitive:

@@ -12,12 +12,22 @@ import math
 import os
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from recorder.store import RecordingError
+
+
+Box = tuple[int, int, int, int]
+Snap = tuple[float, float, list]  # (started, finished, elements)
+
+
+def _near(box: Box, x: int, y: int, pad: int = 8) -> bool:
+    bx, by, bw, bh = box
+    return bx - pad <= x < bx + bw + pad and by - pad <= y < by + bh + pad
 
 
 def _as_dict(el: Any) -> dict[str, Any] | None:
@@ -48,7 +58,8 @@ class SnapshotProbe:
     SETTLE_MAX_S = 1.0  # a screen that keeps changing (video, progress) is looked at this often
 
     def __init__(self) -> None:
-        self.snaps: list[tuple[float, float, list]] = []  # (started, finished, elements)
+        self.snaps: list[Snap] = []
+        self.frames: deque[tuple[float, Box | None]] = deque(maxlen=300)  # (taken, where it changed)
         self.cond = threading.Condition()
         self.prev_input = self.last_input = self.focus_change = -1.0
         self.kick = threading.Event()  # set: take a snapshot now
@@ -138,8 +149,9 @@ class SnapshotProbe:
                 self.settle_due = [t + d for d in self.SETTLE_AFTER]
             self.kick.set()
 
-    def note_frame(self, t: float, changed: bool) -> None:
-        """Called by the frame thread for each frame: did the screen or the active window change?
+    def note_frame(self, t: float, changed: Box | None) -> None:
+        """Called by the frame thread for each frame with where the screen changed (x, y, w, h; the whole
+        screen when the active window changed), or None.
 
         A snapshot is taken as a change begins (a menu that showed late, which a quick person
         clicks before the screen is still again), once the screen has been still for SETTLE_S
@@ -147,8 +159,10 @@ class SnapshotProbe:
         SETTLE_MAX_S while it keeps changing.
         """
         with self.cond:
-            began = changed and self.change is None
-            if changed:
+            self.frames.append((t, changed))
+            self.cond.notify_all()
+            began = changed is not None and self.change is None
+            if changed is not None:
                 self.change = (self.change[0] if self.change else t, t)
             if self.change is None:
                 return
@@ -161,9 +175,9 @@ class SnapshotProbe:
             self.change = None
         self.kick.set()
 
-    def _since(self, since: float, until: float) -> list | None:
-        """Elements of the latest snapshot started in [since, until], waiting (bounded) for one in
-        flight that started there later than the latest finished one."""
+    def _since(self, since: float, until: float) -> Snap | None:
+        """The latest snapshot started in [since, until], waiting (bounded) for one in flight that
+        started there later than the latest finished one."""
         deadline = time.monotonic() + self.WAIT_S
         with self.cond:
             while True:
@@ -171,31 +185,51 @@ class SnapshotProbe:
                 best = ok[-1] if ok else None
                 flying = self.inflight
                 if flying is None or not (since <= flying <= until) or (best and flying <= best[0]):
-                    return best[2] if best else None
+                    return best
                 if not self.cond.wait(max(0.0, deadline - time.monotonic())):
-                    return best[2] if best else None
+                    return best
 
-    def _latest(self) -> list | None:
+    def _changed_at(self, x: int, y: int, since: float, until: float) -> bool:
+        """Whether a frame taken in (since, until] showed the screen changing at (x, y)."""
         with self.cond:
-            return self.snaps[-1][2] if self.snaps else None
+            return any(since < ft <= until and box is not None and _near(box, x, y) for ft, box in self.frames)
+
+    def _frames_through(self, t: float) -> bool:
+        """Wait (bounded) for a frame taken after `t`, so that changes up to `t` are known; True at once
+        when no frame thread reports (nothing to wait for)."""
+        deadline = time.monotonic() + self.WAIT_S
+        with self.cond:
+            while self.frames and self.frames[-1][0] <= t:
+                if not self.cond.wait(max(0.0, deadline - time.monotonic())):
+                    return False
+            return True
 
     def element_at(self, x: int, y: int) -> dict[str, Any] | None:
+        """The element under a click as the person saw it: from the latest snapshot started before the
+        click, unless the screen changed under the click since it started (the probe was busy while a
+        menu opened); else from the first one after the click, if the screen under the click had not
+        changed by its end; else None (unknown, so the step keeps its coordinates: better than the
+        element the menu covered)."""
         from cua.perception.a11y import smallest_at
 
-        els = self._since(self.prev_input, self.last_input)
-        if els is None:  # nothing taken between the previous input and this one: the next one
-            self.kick.set()
-            els = self._since(self.last_input, math.inf) or self._latest() or []
-        return _as_dict(smallest_at(els, x, y))
+        click = self.last_input
+        before = self._since(self.prev_input, click) or self._since(-math.inf, click)
+        if before is not None and not self._changed_at(x, y, before[0], click):
+            return _as_dict(smallest_at(before[2], x, y))
+        self.kick.set()
+        after = self._since(click, math.inf)
+        if after is not None and self._frames_through(after[1]) and not self._changed_at(x, y, click, after[1]):
+            return _as_dict(smallest_at(after[2], x, y))
+        return None
 
     def focused(self) -> dict[str, Any] | None:
-        els = self._since(self.focus_change, math.inf)
-        if els is None:
+        snap = self._since(self.focus_change, math.inf)
+        if snap is None:
             self.kick.set()
-            els = self._since(self.focus_change, math.inf) or self._latest()
-        if not els:
+            snap = self._since(self.focus_change, math.inf) or self._since(-math.inf, math.inf)
+        if snap is None:
             return None
-        return _as_dict(next((e for e in reversed(els) if "focused" in e.states), None))
+        return _as_dict(next((e for e in reversed(snap[2]) if "focused" in e.states), None))
 
 
 class A11yProbe(SnapshotProbe):

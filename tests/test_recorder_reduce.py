@@ -369,10 +369,10 @@ def test_probe_looks_again_once_the_app_has_reacted():
         with p.cond:
             p.cond.wait_for(lambda: p.snaps[-1][0] >= t, 10)
         _Probe.ui = [doc, box]  # the dialog shows a moment after that snapshot
-        p.note_frame(time.monotonic(), True)
+        p.note_frame(time.monotonic(), (0, 0, 400, 400))
         while time.monotonic() < t + 1.0:  # the frame thread sees a still screen
             time.sleep(0.1)
-            p.note_frame(time.monotonic(), False)
+            p.note_frame(time.monotonic(), None)
         p.note_input(time.monotonic(), "press", None, False)
         assert p.element_at(110, 110)["role"] == "check box"
     finally:
@@ -410,12 +410,61 @@ def test_probe_sees_a_late_menu_a_quick_person_clicks_at_once():
         p.note_input(t, "press", None, False)  # opens the menu
         while time.monotonic() < t + 0.9:  # the frame thread sees a still screen meanwhile
             time.sleep(0.1)
-            p.note_frame(time.monotonic(), False)
+            p.note_frame(time.monotonic(), None)
         shown.set()
-        p.note_frame(time.monotonic(), True)  # the menu shows
+        p.note_frame(time.monotonic(), (80, 44, 272, 180))  # the menu shows
         time.sleep(0.1)
-        p.note_frame(time.monotonic(), False)
+        p.note_frame(time.monotonic(), None)
         p.note_input(time.monotonic(), "press", None, False)
         assert p.element_at(150, 130)["name"] == "Find and Replace..."
+    finally:
+        p.stop()
+
+
+def test_probe_busy_while_a_menu_opened_gives_no_element_rather_than_the_covered_one():
+    """The probe is stuck in a slow look (a loaded app) that began before the menu showed, and the
+    click on a menu item closes the menu before the next look: the click's element is unknown (the
+    step keeps its coordinates), never the text view the menu covered (the CI handoff failure). A
+    click whose spot the screen did not change around takes the first look after it."""
+    import time
+
+    from cua.perception.elements import UIElement
+    from recorder.probes import SnapshotProbe
+
+    doc = UIElement(id="a1", role="text", name="", bbox=(0, 70, 1280, 700), source="a11y")
+    button = UIElement(id="a3", role="push button", name="Save", bbox=(900, 10, 40, 30), source="a11y")
+    slow = threading.Event()
+
+    class _Probe(SnapshotProbe):
+        def _take(self):
+            if slow.is_set():
+                slow.clear()
+                time.sleep(1.2)  # began before the menu showed; it saw no menu
+            return [doc, button]
+
+    p = _Probe()
+    p.start(time.monotonic)
+    try:
+        assert p.wait_ready(10)
+        time.sleep(0.2)
+        slow.set()
+        t = time.monotonic()
+        p.note_input(t, "press", None, False)  # opens the menu; this look takes 1.2 s
+        time.sleep(0.2)
+        p.note_frame(time.monotonic(), (80, 44, 272, 180))  # the menu shows
+        time.sleep(0.5)
+        p.note_input(time.monotonic(), "press", None, False)  # on "Find and Replace...": the menu closes
+        ticker = threading.Thread(target=lambda: [time.sleep(0.2) or p.note_frame(time.monotonic(), (80, 44, 272, 180))
+                                                  for _ in range(15)], daemon=True)
+        ticker.start()
+        assert p.element_at(150, 130) is None
+        ticker.join()
+        p.note_input(time.monotonic(), "press", None, False)  # nothing changes around the Save button
+        stop = time.monotonic() + 2.0
+        ticker = threading.Thread(target=lambda: [time.sleep(0.2) or p.note_frame(time.monotonic(), None)
+                                                  for _ in range(10) if time.monotonic() < stop], daemon=True)
+        ticker.start()
+        assert p.element_at(915, 20)["name"] == "Save"
+        ticker.join()
     finally:
         p.stop()
