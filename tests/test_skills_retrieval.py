@@ -695,6 +695,16 @@ def test_a_number_base_is_a_name_and_a_place_asked_for_takes_no_value(tmp_path):
     assert clause("then move my cursor to line 3.").numbers == ["3"] and clause("go to row two").numbers == ["2"]
     assert clause("version 1.2.3 of UTF-16").numbers == [] and clause("the first letter of each word").numbers == []
     lib.close()
+    # a bar that shows its line box opens the place too (featherpad's Jump to; fresh16, refused)
+    bar = SkillLibrary(tmp_path / "fp.db")
+    bar.add(Skill(name="Search › Jump to", app="fp", status="verified", extra={"role": "menu item", "ui_path": [
+        "Search", "Jump to"]}, steps=[SkillStep(action={"kind": "click", "target": {"text": "Jump to"}})],
+        postcondition=Condition(effects=[Effect(kind="appeared", role="spin button", name="")])))
+    d = decide_request("I want to hop directly to line 40. Show me the box where I can enter a line number.", bar,
+                       False, bound=bound)
+    assert d.kind == "skill" and d.skill.name == "Search › Jump to" and d.args == {}, (d.reason, d.explain)
+    assert decide_request("take me to line 40", bar, False, bound=bound).kind == "outside"
+    bar.close()
 
 
 def test_a_list_of_names_cut_up_is_one_request_two_clauses_are_two(tmp_path):
@@ -765,3 +775,19 @@ def test_a_place_to_type_in_is_a_skill_that_opens_or_shows_one():
     assert _may_open_a_place(skill(Effect(kind="window_opened", signature="w", role="frame", name="Replacement")))
     assert _may_open_a_place(skill(Effect(kind="focus", signature="c", role="combo box")))
     assert not _may_open_a_place(skill(Effect(kind="window_opened", signature="w", name="Find", inherited=True)))
+
+
+def test_a_menu_title_is_not_the_command_a_request_names(tmp_path):
+    """"search for a word in this file" names no menu: the File menu's title (one word, fully named) and the
+    Search menu's (the find command's gloss fits it word for word) rank under Search › Find, the command.
+    Asked for by name ("open the File menu"), the menu still comes first."""
+    lib = SkillLibrary(tmp_path / "ed.db")
+    for path, role in ((["File"], "menu"), (["Search"], "menu"), (["Search", "Find"], "menu item"),
+                       (["File", "Open..."], "menu item")):
+        lib.add(Skill(name=" › ".join(path), app="ed", status="verified", extra={"role": role, "ui_path": path},
+                      steps=[SkillStep(action={"kind": "click", "target": {"text": path[-1], "role": role}})]))
+    r = Retriever(lib)
+    for text in ("Let me search for a word in this file.", "look for the word invoice in this file"):
+        assert r.rank([retrieval_text(clause(text))])[0][0].skill.name == "Search › Find", text
+    assert r.rank([retrieval_text(clause("open the File menu"))])[0][0].skill.name == "File"
+    lib.close()

@@ -627,15 +627,16 @@ _OPEN_PLACE = re.compile(r"\b(?:open|bring up|pull up|pop up|show me|give me|get
 
 
 def _opener(skill: Any, library: Any) -> Any:
-    """The verified skill on `skill`'s own path that opens the dialog it acts in ("Search › Find and
+    """The verified skill on `skill`'s own path that opens the dialog or bar it acts in ("Search › Find and
     Replace..." for "Search › Find and Replace... › Search for: {text} › Replace"), or `skill` itself when
-    it opens one; else None."""
+    it opens one (a "Jump to" bar with its line box); else None."""
     path = skill.name.split(" › ")
     for i in range(len(path), 0, -1):
         s = library.get(" › ".join(path[:i]))
         if s is not None and s.status == "verified" and kind_of(s) == "dialog":
             return s
-    return None
+    opens = not skill.parameters and skill.postcondition.effects and _may_open_a_place(skill)
+    return skill if opens and skill.status == "verified" else None
 
 
 def keypad_decision(calc: Calculation, keys: dict[str, Any], has_model: bool) -> Decision:
