@@ -23,12 +23,13 @@ from typing import Any
 from skills import wordnet
 from skills.intent import NUMBER
 from skills.library import STOP_WORDS, tokenize
-from skills.skill_text import aliases, document, phrases, synonyms, ui_path
+from skills.skill_text import aliases, document, kind_of, phrases, synonyms, ui_path
 
 METHODS = ("fused", "bm25", "embed")
 W_EMBED = 0.6
 PHRASE_MIX = 0.5  # cosine = half the whole document's, half the nearest short phrase's (skill_text.phrases)
 K1, B = 1.2, 0.75
+MENU_LABEL = 0.5  # a menu's title counts this much of its label share unless the request says "menu"
 PLACE_COST = 0.03  # per place inside a dialog (its title, a tab on the way) that the request does not name
 DIALOG_ROLES = ("dialog", "file chooser", "font chooser", "color chooser", "alert")
 
@@ -165,6 +166,7 @@ class Retriever:
             self.bm25 = _BM25([tokenize(f"{s.name} {d}") or ["_"] for s, d in zip(self.skills, self.docs)])
             self.labels = [_label_sets((ui_path(s) or [s.name])[-1]) for s in self.skills]
             self.places = [_places(s) for s in self.skills]
+            self.menus = [kind_of(s) == "menu" for s in self.skills]
             self.phrases = [phrases(s) for s in self.skills]
             self.apps = sorted({s.app for s in self.skills if s.app})
             self.and_phrases = _and_phrases(self.skills)
@@ -231,6 +233,8 @@ class Retriever:
             for i, s in enumerate(self.skills):
                 # both ways: how much of the request the skill explains, how much of its label the request names
                 lab = max(min(1.0, _named(qset, qplain, words, plain) / n) for words, n, plain in self.labels[i])
+                if self.menus[i] and "menu" not in qset:  # "a word in this file" does not ask for the File menu
+                    lab *= MENU_LABEL
                 lex = 0.5 * float(bm[i]) + 0.5 * lab
                 c = float(cos_rows[qi, i]) if cos_rows is not None else 0.0
                 score = lex if method == "bm25" else c if method == "embed" else w * c + (1 - w) * lex

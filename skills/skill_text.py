@@ -190,7 +190,7 @@ def phrases(skill: Any) -> list[str]:
         out.append(" ".join(app_as_word(skill.description[:160], getattr(skill, "app", "")).split()))
     out += [v.strip() for v in role_verbs(kind, label, parent).split(",")][:4]
     out += [f"{label} {w}" if len(w.split()) == 1 else w for w in _synonym_phrases(label)]
-    out += glosses(label)
+    out += glosses(label) if kind != "menu" else []  # a menu's title names its items' group, not a command
     effects = main_effects(getattr(skill.postcondition, "effects", []) or [])
     out += [e.describe() for e in effects if e.kind in ("state", "window_opened", "appeared")][:3]
     title = dialog_title(skill)
