@@ -296,6 +296,13 @@ _OPERAND = re.compile(r"\b(?:(?:the|my|this|that|these|those)\s+(?:currently\s+)
                       r"(?:selected|highlighted|marked|typed|written)(?:\s+here)?)\b", re.IGNORECASE)
 
 
+def _operand(m: re.Match) -> str:
+    """"the selected text" -> "it"; "the lines I've highlighted" -> "the lines": lines and words are what
+    commands are named for (Sort Lines, Duplicate Line), text and a selection are not."""
+    noun = re.search(r"\b(lines?|words?)\b", m.group(), re.IGNORECASE)
+    return f" the {noun.group(1).lower()} " if noun else " it "
+
+
 def retrieval_text(c: Clause, app: str = "", names: frozenset[str] = frozenset()) -> str:
     """The clause as the retriever should see it: remarks, quoted values, numbers, a value announced as
     one ("the word invoice"), what a command acts on ("the selected text": it), politeness, "both" and the
@@ -304,7 +311,7 @@ def retrieval_text(c: Clause, app: str = "", names: frozenset[str] = frozenset()
     `names` is a control's whole name (a keypad's "7", a radio item "4"): it stays ("press 7"), and so
     does such a number said as a word ("a nine" -> "a 9"); a number base says its name ("base 16" -> "base
     hexadecimal")."""
-    text = _named_bases(_OPERAND.sub(" it ", QUOTED.sub(" ", without_contrast(without_remarks(c.text)))))
+    text = _named_bases(_OPERAND.sub(_operand, QUOTED.sub(" ", without_contrast(without_remarks(c.text)))))
     text = NUMBER.sub(lambda m: m.group() if m.group() in names else " ", text)
     text = _DIGIT_WORD.sub(lambda m: d if (d := _DIGIT_WORDS[m.group().lower()]) in names else m.group(), text)
     text = _NAMED_VALUE.sub(r"\1", text)

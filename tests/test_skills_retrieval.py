@@ -664,6 +664,9 @@ def test_what_a_command_acts_on_is_not_a_control_it_names(tmp_path):
                       steps=[SkillStep(action={"kind": "click", "target": {"text": path[-1], "role": role}})]))
     assert retrieval_text(clause("Make the selected text all caps.")) == "Make it all caps."
     assert retrieval_text(clause("sort whatever I've highlighted")) == "sort it"
+    # lines and words are what commands are named for: "sort the selected lines" keeps its lines (fresh14)
+    assert retrieval_text(clause("sort the selected lines")) == "sort the lines"
+    assert retrieval_text(clause("duplicate the lines I have selected")) == "duplicate the lines"
     bound = {"threshold": 0.4, "margin": 0.0, "w": 0.6}
     for text in ("Make the selected text all caps.", "Turn my selection into capitals"):
         d = decide_request(text, lib, False, bound=bound)
