@@ -241,6 +241,9 @@ _NAMED_VALUE = re.compile(r"\b((?:look(?:ing)? for|search(?:ing)? for|find|locat
 # A wish with its own subject is the request ("I want to turn some things off"), not a remark about it
 _WISH = re.compile(r"^(?:i|we)(?:'d| would)? (?:want|need(?! (?:it|this|that)\b)|like|wish|rather|prefer)\b|^i'd\b",
                    re.IGNORECASE)
+# "..., I want the calculator as compact as it gets": a wish for a degree says why, not what
+_DEGREE_WISH = re.compile(r"^(?:i|we)(?:'d| would)? (?:want|like|need|prefer)\b.*\bas \w+ as (?:possible|it gets|it can "
+                          r"(?:be|get)|can be|i can get it)\b", re.IGNORECASE)
 _BACK_REFERENCE = re.compile(r"\b(?:that|those|these|them|they)\b", re.IGNORECASE)  # "take that group off"
 # A sentence that only describes the wanted result ("hide the menus. Just the keypad, nothing else")
 _ONLY = re.compile(r"^(?:just|only|nothing but)\b", re.IGNORECASE)
@@ -250,11 +253,12 @@ _REMARK_BREAK = re.compile(r"(?<=[.?!;])\s+|\s+[-–—]\s+|,\s+(?=" + _SUBJECT.
 def without_remarks(text: str) -> str:
     """The request less its remarks: a sentence, or a piece after a comma, that starts with its own subject
     and is no wish ("which release is this? I need it for a bug report", "hide the clear keys, I keep
-    hitting them"): it says why, not what. A request that is all remarks, or that points back into a remark
+    hitting them"), or after the first piece wishes only for a degree ("..., I want it as compact as it
+    gets"): it says why, not what. A request that is all remarks, or that points back into a remark
     ("I never use the clear keys. Take that group off"), is kept whole."""
     pieces = _REMARK_BREAK.split(text.strip())
     kept = [p for p in pieces if not (_SUBJECT.match(p.strip()) and not _WISH.match(p.strip()))
-            and not (p is not pieces[0] and _ONLY.match(p.strip()))]
+            and not (p is not pieces[0] and (_ONLY.match(p.strip()) or _DEGREE_WISH.match(p.strip())))]
     commands = [p for p in kept if _VERB.match(_content(p))]
     # beside a command, a question only sets the scene; not beside one that says nothing of its own
     # ("what version of Mousepad is this? Show me.")

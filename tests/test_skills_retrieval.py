@@ -794,3 +794,16 @@ def test_a_menu_title_is_not_the_command_a_request_names(tmp_path):
         assert r.rank([retrieval_text(clause(text))])[0][0].skill.name == "Search › Find", text
     assert r.rank([retrieval_text(clause("open the File menu"))])[0][0].skill.name == "File"
     lib.close()
+
+
+def test_a_wish_for_a_degree_after_a_command_is_a_remark():
+    """"..., i want the calculator as compact as it gets" says why the menus should go, not a second thing
+    to do (three helper-written requests, fresh13/14/16, were refused for it); alone it stays the request."""
+    from skills.intent import without_remarks
+
+    assert without_remarks("hide the File / Edit / View strip at the top, i want the calculator as compact as "
+                           "it gets") == "hide the File / Edit / View strip at the top"
+    assert without_remarks("Get rid of the row of menus at the top; I want the window as minimal as "
+                           "possible.") == "Get rid of the row of menus at the top;"
+    assert without_remarks("I want the calculator as small as possible") == "I want the calculator as small as possible"
+    assert without_remarks("turn on line numbers, I want word wrap too") == "turn on line numbers, I want word wrap too"
