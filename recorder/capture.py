@@ -467,8 +467,7 @@ class Recorder:
                         break
                     t = self.now()
                     if note_frame is not None:
-                        whole = (0, 0, arr.shape[1], arr.shape[0])
-                        note_frame(t, whole if window != prev[1] else changed_box(prev[0], arr))
+                        note_frame(t, changed_box(prev[0] if window == prev[1] else None, arr))  # a new window: all of it
                         prev = (arr, window)
                     seq = self.frame_seq
                     if self.sensitive:

@@ -45,8 +45,8 @@ class SnapshotProbe:
     (the app has reacted: the menu or dialog it opened is there; a loaded app takes longer), as soon
     as the frame thread reports the screen changing after a still spell (`note_frame`: a menu that
     showed late, clicked a moment later) and once more when it settles, and every REFRESH_S when idle. The element
-    under a click is looked up in the latest snapshot that started after the previous input and
-    before the click: the UI as the person saw it, not after the click changed it. All backend
+    under a click comes from a snapshot the screen under the click did not change after (`element_at`):
+    the UI as the person saw it, not after the click changed it. All backend
     calls happen on the probe's own thread (Playwright and AT-SPI clients are thread-bound).
     """
 
@@ -61,7 +61,7 @@ class SnapshotProbe:
         self.snaps: list[Snap] = []
         self.frames: deque[tuple[float, Box | None]] = deque(maxlen=300)  # (taken, where it changed)
         self.cond = threading.Condition()
-        self.prev_input = self.last_input = self.focus_change = -1.0
+        self.last_input = self.focus_change = -1.0
         self.kick = threading.Event()  # set: take a snapshot now
         self.done = threading.Event()
         self.clock: Callable[[], float] = time.monotonic
@@ -140,7 +140,7 @@ class SnapshotProbe:
     # queries (recorder's events thread) --------------------------------------------------
     def note_input(self, t: float, kind: str, key: str | None, combo: bool) -> None:
         """Called for each press / scroll / key down, before the lookups for it."""
-        self.prev_input, self.last_input = self.last_input, t
+        self.last_input = t
         typing = kind == "key_down" and key not in ("enter", "tab", "esc") and not combo
         if kind == "press" or (kind == "key_down" and not typing):
             self.focus_change = t
@@ -213,7 +213,7 @@ class SnapshotProbe:
         from cua.perception.a11y import smallest_at
 
         click = self.last_input
-        before = self._since(self.prev_input, click) or self._since(-math.inf, click)
+        before = self._since(-math.inf, click)
         if before is not None and not self._changed_at(x, y, before[0], click):
             return _as_dict(smallest_at(before[2], x, y))
         self.kick.set()
