@@ -171,7 +171,7 @@ class CuaMCP:
             fresh = self._lib().get(name)  # type: ignore[union-attr]
             if fresh is None or fresh.status != "verified":
                 return None
-            return run_skill(fresh, env, kwargs, self._lib())
+            return run_skill(fresh, env, kwargs, self._lib(), relative=True)  # on the caller's screen
 
         async def call(**kwargs: Any) -> list[Any]:
             res = await self.worker.acall(lambda env: run_verified(env, kwargs))

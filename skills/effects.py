@@ -139,8 +139,11 @@ class Effect(BaseModel):
             return f"shows the {self.role} '{n}'{said}"
         return f"hides the {self.role} '{n}'{said}"
 
-    def check(self, obs: Observation) -> str | None:
-        """None when the effect holds in `obs`, else what is wrong (in words)."""
+    def check(self, obs: Observation, start: Observation | None = None) -> str | None:
+        """None when the effect holds in `obs`, else what is wrong (in words). With `start` (the screen
+        before the run), a text that started other than the recorded `before` must change, not reach the
+        recorded `after`: "Duplicate Line" on the user's text cannot write the line it wrote on an empty
+        document."""
         vis = [e for e in obs.elements if _visible(e, obs.size)]
         by_sig = {e.signature: e for e in vis}
         if self.kind == "text":
@@ -148,6 +151,9 @@ class Effect(BaseModel):
             if el is None:
                 return f"{self.name or self.role} is not on screen"
             got = element_text(el)
+            was = slots(start).get(self.slot) if start is not None else None
+            if was is not None and not same_text(element_text(was), str(self.before or "")):
+                return None if got != element_text(was) else f"{self.name or self.role} did not change"
             return None if same_text(got, str(self.after or "")) else \
                 f"{self.name or self.role} shows {got!r}, expected {self.after!r}"
         if self.kind == "state":
@@ -189,8 +195,8 @@ def title_changed(before: Any, after: Any, title: str) -> bool:
     return bool(added or dropped) and not (added - now) and all(now[w] <= wanted[w] for w in dropped)
 
 
-def effect_problems(effects: Iterable[Effect], obs: Observation) -> list[str]:
-    return [p for e in effects if (p := e.check(obs)) is not None]
+def effect_problems(effects: Iterable[Effect], obs: Observation, start: Observation | None = None) -> list[str]:
+    return [p for e in effects if (p := e.check(obs, start)) is not None]
 
 
 def pixel_mark(obs: Observation, signature: str) -> bool | None:
@@ -359,11 +365,12 @@ def main_effects(effects: Iterable[Effect]) -> list[Effect]:
     return [e for e in effects if e.state != "enabled"] or effects
 
 
-def check_revealed(env: Any, effects: list[Effect], obs: Observation, close: bool = True
-                   ) -> tuple[Observation, list[str]]:
+def check_revealed(env: Any, effects: list[Effect], obs: Observation, close: bool = True,
+                   start: Observation | None = None) -> tuple[Observation, list[str]]:
     """Check effects whose element is hidden until revealed (a check menu item inside a closed menu):
-    replay their `reveal` clicks, look, then close what was opened with Escape (unless not `close`)."""
-    problems = effect_problems([e for e in effects if not e.reveal], obs)  # as shown before anything reopens
+    replay their `reveal` clicks, look, then close what was opened with Escape (unless not `close`).
+    `start`: the screen a run on the user's screen began on (Effect.check)."""
+    problems = effect_problems([e for e in effects if not e.reveal], obs, start)  # before anything reopens
     obs, missed = revealed_problems(env, effects, obs, close)
     return obs, problems + list(missed.values())
 

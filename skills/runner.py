@@ -78,10 +78,13 @@ def _arrived(obs: Observation, start: Observation | None) -> set[str]:
     return set(after - before)
 
 
-def condition_problems(cond: Condition, obs: Observation, start: Observation | None = None) -> list[str]:
+def condition_problems(cond: Condition, obs: Observation, start: Observation | None = None,
+                       relative: bool = False) -> list[str]:
     """What in `obs` contradicts a condition (empty when it holds). With `start` (the screen before the
     run), an element that should be present or appear counts as there when one of its role and name,
-    under ancestors of the same roles, arrived since: the names around it depend on the document."""
+    under ancestors of the same roles, arrived since: the names around it depend on the document.
+    `relative` (a run on the user's screen, not a replay from the explored start): a text that started
+    other than recorded must change rather than reach the recorded result (Effect.check)."""
     vis = {e.signature for e in obs.elements if is_visible(e, obs.size)}
     wanted = [*cond.present, *(e.signature for e in cond.effects if e.kind == "appeared")]
     new = _arrived(obs, start) if any(s not in vis for s in wanted) else set()  # polled: only when needed
@@ -90,7 +93,8 @@ def condition_problems(cond: Condition, obs: Observation, start: Observation | N
     if cond.window_title and cond.window_title.lower() not in (obs.window_title or "").lower():
         out.append(f"window title {obs.window_title!r} lacks {cond.window_title!r}")
     return out + effect_problems([e for e in cond.effects if not e.reveal and not (
-        e.kind == "appeared" and e.signature not in vis and loose(e.signature) in new)], obs)
+        e.kind == "appeared" and e.signature not in vis and loose(e.signature) in new)], obs,
+        start if relative else None)
 
 
 def wait_for(env: Any, pred, timeout: float = 2.0, obs: Observation | None = None) -> tuple[Observation, bool]:
@@ -162,13 +166,14 @@ def step_cue(skill: Skill, i: int) -> Cue | None:
 def run_skill(skill: Skill, env: Any, args: dict[str, Any] | None = None, library: Any = None,
               check_pre: bool = False, obs: Observation | None = None, _depth: int = 0,
               grounder: Regrounder | None = None, post_timeout: float = POST_TIMEOUT,
-              close_reveals: bool = True) -> SkillRunResult:
+              close_reveals: bool = True, relative: bool = False) -> SkillRunResult:
     """Replay `skill` on `env` now; ok when every step ran and the postcondition holds.
 
     `obs`: a fresh observation of the current screen, if the caller has one (saves a look).
     `grounder`: the sources replay may use (default all: a11y, then OCR, detector and crops).
     `post_timeout`: how long a postcondition that does not hold yet may take to show (bounded polling).
     `close_reveals`: close the menu reopened to check an effect hidden in it (not when a reset follows).
+    `relative`: the run starts on the user's screen, not the explored one (condition_problems).
     """
     grounder = grounder or Regrounder()
     log: list[dict[str, Any]] = []
@@ -193,7 +198,8 @@ def run_skill(skill: Skill, env: Any, args: dict[str, Any] | None = None, librar
             if sub is None:
                 return SkillRunResult(ok=False, error=f"step {i}: sub-skill {step.skill!r} not in the library",
                                       steps=results, observation=obs)
-            res = run_skill(sub, env, fill(step.args, values), library, obs=obs, _depth=_depth + 1, grounder=grounder)
+            res = run_skill(sub, env, fill(step.args, values), library, obs=obs, _depth=_depth + 1, grounder=grounder,
+                            relative=relative)
             results += res.steps
             log += [{**g, "step": f"{i}.{g['step']}"} for g in res.grounding]
             obs = res.observation if res.observation is not None else env.observe()
@@ -243,11 +249,11 @@ def run_skill(skill: Skill, env: Any, args: dict[str, Any] | None = None, librar
         return SkillRunResult(ok=not problems, error=err, steps=results, observation=obs, grounding=log,
                               post_source="visual")
     t = time.monotonic()
-    obs, ok = wait_for(env, lambda o: not condition_problems(post, o, start), post_timeout, obs)  # loaded machines
+    obs, ok = wait_for(env, lambda o: not condition_problems(post, o, start, relative), post_timeout, obs)  # loaded
     waited = time.monotonic() - t
-    problems = condition_problems(post, obs, start)
+    problems = condition_problems(post, obs, start, relative)
     if ok and any(e.reveal for e in post.effects):  # effects hidden in a closed menu: reopen it to look
-        obs, problems = check_revealed(env, post.effects, obs, close_reveals)
+        obs, problems = check_revealed(env, post.effects, obs, close_reveals, start if relative else None)
         ok = not problems
     err = None if ok else f"postcondition of {skill.name!r} fails: {'; '.join(problems[:3])}"
     return SkillRunResult(ok=ok, error=err, steps=results, observation=obs, grounding=log, post_wait=waited)

@@ -86,3 +86,17 @@ def test_a_toggle_already_on_when_the_request_named_no_on_or_off_is_no_success()
     assert outcome == "failure" and "already on" in message and "turn it off" in message and env.acted == []
     outcome, _ = run_calls(Decision("skill", calls=[Call(wrap, {}, "on", "turn on wrap")]), env, None)
     assert outcome == "success" and "click" not in env.acted
+
+
+def test_a_command_explored_on_an_empty_document_succeeds_on_the_users_text():
+    """"Duplicate Line" explored on an empty document recorded '' -> '\\n'. Run on the user's text (the
+    agent's runs, relative=True) it must change that text, not reach '\\n'; a replay from the explored start
+    (verification) still wants the recorded result, and a text that did not change is no success."""
+    from skills.runner import condition_problems
+    dup = Condition(effects=[Effect(kind="text", slot=SLOT, name="document", before="", after="\n")])
+    start, done = _doc("Minutes"), _doc("Minutes\nMinutes")
+    assert condition_problems(dup, done, start, relative=True) == []
+    assert condition_problems(dup, start, start, relative=True) == ["document did not change"]
+    assert condition_problems(dup, done, start) == ["document shows 'Minutes\\nMinutes', expected '\\n'"]
+    assert condition_problems(dup, _doc("\n"), _doc(""), relative=True) == []  # the explored start: exact
+    assert condition_problems(dup, _doc("x"), _doc(""), relative=True) == ["document shows 'x', expected '\\n'"]

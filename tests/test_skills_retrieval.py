@@ -107,6 +107,22 @@ def test_a_failed_skill_is_outside(lib, tmp_path):
     other.close()
 
 
+def test_a_failed_way_to_a_control_another_verified_way_reaches_is_not_a_refusal(tmp_path):
+    """The same command reached two ways, one failed (a right-click menu) and one verified (the menu bar):
+    the verified way runs, even when the failed one scores a little higher; alone, the failed way refuses."""
+    other = SkillLibrary(tmp_path / "w.db")
+    other.import_json(FIXTURE)
+    bar = other.get("View › Statusbar")
+    other.add(bar.model_copy(update={"name": "Show › Statusbar",
+                                     "extra": {**bar.extra, "ui_path": ["Show", "Statusbar"]}}))
+    other.record_run("Show › Statusbar", False)
+    d = decide_request("show the status bar", other, False, bound=BOUND)
+    assert d.kind == "skill" and d.skill.name == "View › Statusbar", d.reason
+    other.record_run("View › Statusbar", False)
+    assert "recorded as failed" in decide_request("show the status bar", other, False, bound=BOUND).reason
+    other.close()
+
+
 def test_calibration_stores_a_threshold_that_separates_the_dev_set(lib):
     dev = [DevRequest("put a status bar at the bottom", ["View › Statusbar"]),
            DevRequest("open the settings", ["Edit › Preferences..."]),

@@ -451,10 +451,10 @@ def judge(text: str, cands: list[Any], bound: dict[str, Any], app: str = "") -> 
     for x in usable:
         members.setdefault(_group(x.skill), []).append(x)
     groups = {}
-    for g, xs in members.items():  # one choice per control; the shortest way among near-equal scores
-        top = max(x.score for x in xs)
-        near = [x for x in xs if x.score >= top - 0.05]
-        pick = min(near, key=lambda x: (len(x.skill.steps), -x.score, x.skill.name))
+    for g, xs in members.items():  # one choice per control; a verified way first (a right-click path to
+        top = max(x.score for x in xs)  # Duplicate Line that failed is no reason to refuse the Edit menu's),
+        near = [x for x in xs if x.score >= top - 0.05]  # then the shortest way among near-equal scores
+        pick = min(near, key=lambda x: (x.skill.status != "verified", len(x.skill.steps), -x.score, x.skill.name))
         groups[g] = Candidate(pick.skill, top, pick.cosine, pick.lexical)
     ranked = sorted(groups.values(), key=lambda x: (-x.score, len(x.skill.steps), x.skill.name))
     ranked = _quit_first(text, _verb_first(text, ranked), app)

@@ -80,7 +80,8 @@ class Executor:
             return StepOutcome(False, self.env.observe(), f"skill {step.skill!r} is not in the library")
         self.env.context = f"skill {skill.name} v{skill.version}"
         current = obs if obs is not None and self.env.last_obs is obs else None
-        res = run_skill(skill, _SkillView(self.env, skill, current, self.library), step.args, self.library)
+        res = run_skill(skill, _SkillView(self.env, skill, current, self.library), step.args, self.library,
+                        relative=True)  # on the user's screen: its texts need not be the explored ones
         obs = res.observation if res.observation is not None else self.env.observe()
         return StepOutcome(res.ok, obs, res.error, results=list(res.steps))
 
