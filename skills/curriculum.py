@@ -3,7 +3,9 @@
 A unit skill whose reached state holds a text field and a button (a dialog) is the start of
 "open the dialog -> type {text} into the field -> press the button": the composite calls the unit
 skill as a sub-skill (its postcondition is the state the next steps need), types a parameter,
-presses the button, and takes as postcondition what that press changed on the first run.
+presses the button, and takes as postcondition what that press changed on the first run. A spin
+button is a field for a number ("Go to › Line number: {number} › Jump to"), tried with 1, a value
+any document has.
 """
 
 from __future__ import annotations
@@ -29,10 +31,17 @@ def dialog_parts(state: dict[str, Any]) -> tuple[list[UIElement], list[UIElement
     only = set(state.get("candidates") or [])
     every = [UIElement.model_validate(e) for e in state["elements"]]
     els = [e for e in every if not only or e.signature in only]
-    fields = [e for e in els if role_kind(e) == "type"]
-    buttons = [e for e in els if "button" in e.role and clean_name(e.name)
+    fields = [e for e in els if role_kind(e) == "type" or _numeric(e)]
+    buttons = [e for e in els if "button" in e.role and not _numeric(e) and clean_name(e.name)
                and clean_name(e.name).lower() not in SKIP_BUTTONS]
     return fields, buttons, every
+
+
+def _numeric(field: UIElement) -> bool:
+    return field.role.lower() == "spin button"
+
+
+NUMBER_SAMPLE = "1"  # a spin button's sample: the first line, page or item exists in any document
 
 
 def field_label(field: UIElement, elements: list[UIElement]) -> str:
@@ -49,16 +58,19 @@ def compose(unit: Skill, field: UIElement, button: UIElement, sample: str, label
     """The composite skill: unit -> type {text} into field -> press button (postcondition set later)."""
     dialog = unit.name.split(SEP)[-1].rstrip(".…").strip()
     fname, bname = label or clean_name(field.name) or "the text field", clean_name(button.name)
+    param, what = ("number", "number") if _numeric(field) else ("text", "text")
     steps = [SkillStep(action={}, skill=unit.name, note="open")]
-    steps += [SkillStep(action=a) for a in type_into_steps(field.signature, "{text}", clean_name(field.name) or None)]
+    steps += [SkillStep(action=a) for a in type_into_steps(field.signature, f"{{{param}}}",
+                                                           clean_name(field.name) or None)]
     steps.append(SkillStep(action=step_for(button)))
     return Skill(
-        name=f"{unit.name}{SEP}{fname}: {{text}}{SEP}{bname}", app=unit.app,
-        description=f"Open {dialog} ({unit.name}), type the given text into '{fname}' and press '{bname}' "
+        name=f"{unit.name}{SEP}{fname}: {{{param}}}{SEP}{bname}", app=unit.app,
+        description=f"Open {dialog} ({unit.name}), type the given {what} into '{fname}' and press '{bname}' "
                     f"in {unit.app}.",
-        when_to_use=f"when you need to {bname.lower()} some text with the {dialog} dialog: "
+        when_to_use=f"when you need to {bname.lower()} with the {dialog} dialog: "
                     f"fill in {fname.lower()} and {bname.lower()}",
-        parameters=[SkillParam(name="text", description=f"typed into {fname}", default=sample)],
+        parameters=[SkillParam(name="number", type="int", description=f"typed into {fname}", default=int(sample))
+                    if _numeric(field) else SkillParam(name="text", description=f"typed into {fname}", default=sample)],
         steps=steps, provenance="composed", preconditions=unit.preconditions,
         extra={"ui_path": [*unit.extra.get("ui_path", []), fname, bname], "composed_of": [unit.name]},
     )
@@ -66,18 +78,18 @@ def compose(unit: Skill, field: UIElement, button: UIElement, sample: str, label
 
 def candidates(ex: Any, per_dialog: int = 2) -> list[tuple[Skill, UIElement, UIElement, str]]:
     """(unit skill, field, button, field label) for verified skills that reach a state with a field and a button."""
-    out = []
+    rounds: list[list[tuple[Skill, UIElement, UIElement, str]]] = [[] for _ in range(per_dialog)]
     for unit in sorted(ex.lib.list(app=ex.app, status="verified"), key=lambda s: len(s.steps)):
         state = ex.graph.state(unit.extra.get("state", "")) if unit.provenance == "explored" else None
         if state is None:
             continue
         fields, buttons, every = dialog_parts(state)
-        for button in buttons[:per_dialog] if fields else []:
-            out.append((unit, fields[0], button, field_label(fields[0], every)))
-    return out
+        for i, button in enumerate(buttons[:per_dialog] if fields else []):
+            rounds[i].append((unit, fields[0], button, field_label(fields[0], every)))
+    return [c for r in rounds for c in r]  # each dialog's first button before any dialog's second
 
 
-def compose_and_verify(ex: Any, limit: int = 5) -> list[str]:
+def compose_and_verify(ex: Any, limit: int = 6) -> list[str]:
     """Build up to `limit` composites from the explorer's verified dialog skills; verify each. Notes back."""
     notes: list[str] = []
     ex.budget.max_actions = ex.stats.total_actions + 80 * limit  # its own allowance, counted in the same stats
@@ -93,7 +105,8 @@ def compose_and_verify(ex: Any, limit: int = 5) -> list[str]:
 def _compose_one(ex: Any, cand: tuple, notes: list[str]) -> None:
     """Compose, first-run and verify one composite from a (unit, field, button, label) candidate."""
     unit, field, button, label = cand
-    skill = compose(unit, field, button, ex.profile.sample_text, label)
+    sample = NUMBER_SAMPLE if _numeric(field) else str(ex.profile.sample_text)
+    skill = compose(unit, field, button, sample, label)
     if ex.lib.get(skill.name) is not None:
         return
     for attempt in range(2):  # empty postcondition: learn what the press does; a fresh reset on retry
@@ -113,11 +126,11 @@ def _compose_one(ex: Any, cand: tuple, notes: list[str]) -> None:
     dialog = Observation(elements=[UIElement.model_validate(e) for e in ex.graph.state(unit.extra["state"])
                                    ["elements"]], size=after.size)
     present, absent = distinguishing(after, dialog)
-    sample = str(ex.profile.sample_text)
-    present = [s.replace(sample, "{text}") for s in present if s not in ex.volatile]
+    put = (lambda t: t) if _numeric(field) else (lambda t: t.replace(sample, "{text}"))  # "1" is in every name
+    present = [put(s) for s in present if s not in ex.volatile]
     if not present and not absent:  # the press changed nothing visible: the dialog must still be there
         present = list(unit.postcondition.present)
-    effects = [Effect.model_validate_json(e.model_dump_json().replace(sample, "{text}"))
+    effects = [Effect.model_validate_json(put(e.model_dump_json()))
                for e in diff_effects(dialog, after, ex.volatile_slots, ex.volatile) if e.kind != "focus"]
     # a display's text after the press depends on the document it ran on ("0 occurrences" of the sample):
     # only text the parameter itself put there is part of the composite's effect

@@ -164,7 +164,7 @@ def register(app: typer.Typer) -> None:
                 if curriculum:  # composites have their own allowance, counted in the same stats
                     from skills.curriculum import compose_and_verify
 
-                    stats.notes += compose_and_verify(ex, limit=5)
+                    stats.notes += compose_and_verify(ex)
                 view.update(step=stats.total_actions, doing="finished", outcome=f"{stats.verified} verified skills",
                             note=f"stopped: {stats.stopped}")
         except EnvError as err:
