@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any, Literal
@@ -375,6 +376,22 @@ def check_revealed(env: Any, effects: list[Effect], obs: Observation, close: boo
     return obs, problems + list(missed.values())
 
 
+REVEAL_WAIT = 1.0  # seconds a menu the previous reveal click opens may take to show the next target
+
+
+def _find(env: Any, action: dict[str, Any], obs: Observation) -> tuple[Observation, tuple[int, int]]:
+    """Where a reveal click's target is, looking again (bounded) while the menu before it opens."""
+    target, deadline = Target.model_validate(action["target"]), time.monotonic() + REVEAL_WAIT
+    while True:
+        try:
+            return obs, ground(target, obs).point
+        except GroundingError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+            obs = env.observe()
+
+
 def revealed_problems(env: Any, effects: list[Effect], obs: Observation, close: bool = True
                       ) -> tuple[Observation, dict[int, str]]:
     """The problems of the `reveal` effects among `effects`, by index: each distinct reveal path (the
@@ -394,7 +411,7 @@ def revealed_problems(env: Any, effects: list[Effect], obs: Observation, close: 
             if scrolled_already(a, obs):  # a long menu that kept its offset (skills.runner does the same)
                 continue
             try:
-                x, y = ground(Target.model_validate(a["target"]), obs).point
+                obs, (x, y) = _find(env, a, obs)
             except (GroundingError, KeyError, ValueError) as e:
                 missed.update({i: f"cannot reveal {effects[i].name!r}: {e}" for i in idxs})
                 break

@@ -364,7 +364,7 @@ def with_polarity(skill: Any, on: bool) -> Any:
     name = label_of(str((last.action.get("target") or {}).get("text") or skill.name.split("›")[-1]))
     role = str((last.action.get("target") or {}).get("role") or skill.extra.get("role", ""))
     state = "pressed" if "toggle button" in role else "checked"
-    opened = [s.action for s in skill.steps[:-1] if s.action.get("kind") == "click"]
+    opened = _menus_opened([s.action for s in skill.steps[:-1] if s.action.get("kind") == "click"])
     pixels = any(e.pixels for e in skill.postcondition.effects if e.kind == "state" and e.signature == sig)
     want = Effect(kind="state", signature=sig, role=role, name=name, state=state, after=on, pixels=pixels)
     steps = [s.model_copy() for s in skill.steps[:-1]]
@@ -384,6 +384,18 @@ def with_polarity(skill: Any, on: bool) -> Any:
         effects = hides_itself   # reopen, and what it hid going away is the state (as explored)
     post = skill.postcondition.model_copy(update={"present": [], "absent": [], "state_key": None, "effects": effects})
     return skill.model_copy(update={"steps": steps, "postcondition": post})
+
+
+def _menus_opened(clicks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The clicks that open the menus holding the control: those after the path's last item click.
+    "View › Scientific Mode › Calculator › Number bases › Hexadecimal" is revealed by Calculator and
+    Number bases; clicking Scientific Mode again to look would switch modes, and costs the run's steps."""
+    out: list[dict[str, Any]] = []
+    for a in reversed(clicks):
+        if "item" in str((a.get("target") or {}).get("role") or "").lower():
+            break
+        out.append(a)
+    return out[::-1]
 
 
 def is_toggle(skill: Any) -> bool:

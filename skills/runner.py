@@ -18,6 +18,7 @@ from skills.effects import check_revealed, effect_problems
 from skills.graph import is_visible
 from skills.profile import scrolled_already
 from skills.skill import Condition, Skill
+from skills.units import sample_prefix
 
 POST_TIMEOUT = 4.0  # seconds a postcondition may take to show after the last step (slow, loaded machines)
 POINTER_FIELDS = (("target", "x", "y"), ("to_target", "to_x", "to_y"))
@@ -34,6 +35,9 @@ class SkillRunResult(BaseModel):
                                             "source (a11y|ocr|vision|crop) and why it fell back, if it did.")
     post_source: str = Field("a11y", description="What checked the postcondition: a11y, or visual (OCR + pixels).")
     post_wait: float = Field(0.0, description="Seconds spent waiting for the postcondition after the last step.")
+
+
+UNLESS_GONE_WAIT = 0.3  # seconds a step skipped once its element is gone waits for it to go (a closing menu)
 
 
 def bind_args(skill: Skill, args: dict[str, Any] | None) -> dict[str, Any]:
@@ -176,6 +180,7 @@ def run_skill(skill: Skill, env: Any, args: dict[str, Any] | None = None, librar
     `relative`: the run starts on the user's screen, not the explored one (condition_problems).
     """
     grounder = grounder or Regrounder()
+    relative = relative and not sample_prefix(skill)  # its own steps put the text its effect starts from
     log: list[dict[str, Any]] = []
     if _depth > 8:
         return SkillRunResult(ok=False, error=f"skill {skill.name!r}: sub-skills nest deeper than 8 (a cycle?)")
@@ -207,8 +212,11 @@ def run_skill(skill: Skill, env: Any, args: dict[str, Any] | None = None, librar
                 return SkillRunResult(ok=False, error=f"step {i} ({step.skill}): {res.error}", steps=results,
                                       observation=obs)
             continue
-        if step.unless is not None and step.unless.check(obs) is None:
-            continue  # already in the wanted state (a toggle that is on): nothing to do
+        if step.unless is not None:  # a menu that closes after its item's click may take a moment to go
+            wait = UNLESS_GONE_WAIT if step.unless.kind == "disappeared" else 0.0
+            obs, held = wait_for(env, lambda o, u=step.unless: u.check(o) is None, wait, obs)
+            if held:
+                continue  # already in the wanted state (a toggle that is on, its menu gone): nothing to do
         raw = fill(step.action, values)
         target = raw.get("target") or {}
         sig = target.get("signature")

@@ -182,3 +182,12 @@ def typed_context(skill: Skill) -> int:
     if typed is None or typed + 2 >= len(acts) or acts[typed + 1].get("kind") != "hotkey":
         return 0
     return typed + 2
+
+
+def sample_prefix(skill: Skill) -> bool:
+    """Do the skill's steps before its control's own set a sample value on the screen the control acts on
+    ("7 › sqrt": the 7 only made the square root's effect visible)? The control was found in the start
+    state, with nothing after it."""
+    own = int(skill.extra.get("own_steps", len(skill.steps)))
+    return own < len(skill.steps) and not skill.extra.get("follow") and \
+        skill.extra.get("state") == skill.preconditions.state_key

@@ -100,3 +100,48 @@ def test_a_command_explored_on_an_empty_document_succeeds_on_the_users_text():
     assert condition_problems(dup, done, start) == ["document shows 'Minutes\\nMinutes', expected '\\n'"]
     assert condition_problems(dup, _doc("\n"), _doc(""), relative=True) == []  # the explored start: exact
     assert condition_problems(dup, _doc("x"), _doc(""), relative=True) == ["document shows 'x', expected '\\n'"]
+
+
+class _ModeEnv:
+    """A calculator with two buttons: 'Paper' shows an Enter key (paper mode), 'Sci' takes it away."""
+
+    def __init__(self) -> None:
+        self.paper = False
+
+    def observe(self) -> Observation:
+        els = [UIElement(id="p", role="push button", name="Paper", bbox=(10, 10, 60, 20), source="a11y",
+                         states=["showing", "visible", "enabled"], path=["application:Calc", "frame:"]),
+               UIElement(id="s", role="push button", name="Sci", bbox=(80, 10, 60, 20), source="a11y",
+                         states=["showing", "visible", "enabled"], path=["application:Calc", "frame:"])]
+        if self.paper:
+            els.append(UIElement(id="e", role="push button", name="Enter", bbox=(10, 50, 60, 20), source="a11y",
+                                 states=["showing", "visible", "enabled"], path=["application:Calc", "frame:"]))
+        return Observation(elements=els, size=(800, 600))
+
+    def act(self, action) -> ActionResult:
+        self.paper = action.x < 70  # a click on Paper turns paper mode on, one on Sci off
+        return ActionResult(action=action.model_dump())
+
+
+def test_a_later_call_that_undoes_an_earlier_ones_effect_is_no_success():
+    """"Paper mode, then degrees": the way to Degrees went through Scientific Mode, which leaves paper mode.
+    Each skill's postcondition held when it ran; the run is a failure naming what was undone."""
+    from cua.agent.boundary import Call, Decision
+    from cua.agent.skill_calls import run_calls
+
+    def button(name: str, effects: list[Effect]) -> Skill:
+        sig = f"application:Calc/frame:/push button:{name}"
+        return Skill(name=name, app="calc", status="verified", extra={"role": "push button", "ui_path": [name]},
+                     steps=[SkillStep(action={"kind": "click", "target": {"signature": sig, "text": name,
+                                                                         "role": "push button"}})],
+                     postcondition=Condition(effects=effects))
+    enter = "application:Calc/frame:/push button:Enter"
+    paper = button("Paper", [Effect(kind="appeared", signature=enter, role="push button", name="Enter")])
+    sci = button("Sci", [Effect(kind="disappeared", signature=enter, role="push button", name="Enter")])
+    outcome, message = run_calls(Decision("skill", calls=[Call(paper), Call(sci)]), _ModeEnv(), None)
+    assert outcome == "failure" and "undid" in message and "Paper" in message, message
+    outcome, message = run_calls(Decision("skill", calls=[Call(sci), Call(paper)]), _ModeEnv(), None)
+    assert outcome == "success", message  # what a call hides is no lasting effect: a later call may show it
+    env = _ModeEnv()
+    outcome, message = run_calls(Decision("skill", calls=[Call(paper)]), env, None)
+    assert outcome == "success" and env.paper

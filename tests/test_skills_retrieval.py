@@ -201,6 +201,25 @@ def test_a_toggle_copy_skips_the_click_when_already_in_state_and_checks_by_reope
     assert with_polarity(sk, False).steps[2].unless.after is False
 
 
+def test_a_radio_item_reached_through_a_mode_is_looked_at_by_its_own_menus_only():
+    """galculator's View › Scientific Mode › Calculator › Number bases › Hexadecimal: its state is read by
+    opening Calculator and Number bases; clicking Scientific Mode again to look would switch modes, and
+    spent a 20-step budget (fresh16: 'budget exceeded' on four right decisions)."""
+    def click(sig: str, role: str) -> SkillStep:
+        return SkillStep(action={"kind": "click", "target": {"signature": sig, "text": sig.rsplit(":", 1)[-1],
+                                                             "role": role}})
+    path = [click("m:View", "menu"), click("m:View/radio menu item:Scientific Mode", "radio menu item"),
+            click("m:Calculator", "menu"), click("m:Calculator/menu:Number bases", "menu"),
+            click("m:Calculator/menu:Number bases/radio menu item:Hexadecimal", "radio menu item")]
+    hexa = Effect(kind="state", signature=path[-1].action["target"]["signature"], role="radio menu item",
+                  name="Hexadecimal", state="checked", before=False, after=True)
+    sk = Skill(name="View › Scientific Mode › Calculator › Number bases › Hexadecimal", app="x", steps=path,
+               extra={"role": "radio menu item"}, postcondition=Condition(effects=[hexa]))
+    on = with_polarity(sk, True)
+    assert [a["target"]["text"] for a in on.postcondition.effects[0].reveal] == ["Calculator", "Number bases"]
+    assert [s.action["kind"] for s in on.steps].count("key") == 2  # Escape closes the two menus it opened
+
+
 def test_a_toggle_that_hides_its_own_menu_is_judged_off_by_what_it_hid():
     """galculator's View › Show menu bar: turned off, the menu bar that holds it is gone, so its check
     mark cannot be read by reopening View; the bar's disappearance, seen when it was explored, is the

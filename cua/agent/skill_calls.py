@@ -29,9 +29,11 @@ from skills.graph import state_key
 from skills.intent import is_toggle, with_polarity
 from skills.runner import condition_problems
 from skills.skill import Condition
-from skills.units import typed_context
+from skills.units import sample_prefix, typed_context
 
 SEEN_EFFECTS = ("window_opened", "appeared", "state", "text", "title")
+# what a call leaves on the screen for the calls after it not to undo (a display's text is theirs to change)
+LASTING = ("window_opened", "appeared", "state")
 
 
 class _Overlay:
@@ -64,10 +66,9 @@ def own_part(skill: Any, obs: Any) -> Any | None:
     """The skill without its sample-value prefix, when that prefix only set a value on the screen its
     own step acts on (found in the start state, nothing following it) and the step's control is shown
     now; its display effects become "changes" (checked by `changed_text`). None otherwise."""
-    own, follow = int(skill.extra.get("own_steps", len(skill.steps))), int(skill.extra.get("follow", 0))
+    own = int(skill.extra.get("own_steps", len(skill.steps)))
     target = skill.steps[-1].action.get("target") or {}
-    if (own >= len(skill.steps) or follow or skill.extra.get("state") != skill.preconditions.state_key
-            or obs.by_signature(target.get("signature", "")) is None):
+    if not sample_prefix(skill) or obs.by_signature(target.get("signature", "")) is None:
         return None
     post = skill.postcondition
     return skill.model_copy(update={"steps": skill.steps[-own:], "postcondition": post.model_copy(update={
@@ -169,7 +170,8 @@ def run_calls(decision: Decision, env: Any, library: Any, grounder: Any = None) 
     if decision.calculation is not None:
         return run_keys(decision, env, library, grounder)
     done: list[str] = []
-    for call in decision.calls:
+    kept: list[tuple[str, Condition, Any]] = []  # what each earlier call showed, to be there at the end
+    for n, call in enumerate(decision.calls):
         desc = PlanStep(skill=call.skill.name, args=call.args).describe()
         after = f" (after {'; '.join(done)})" if done else ""
         try:
@@ -180,7 +182,10 @@ def run_calls(decision: Decision, env: Any, library: Any, grounder: Any = None) 
             done.append(f"{desc}: {note}")
             continue
         users = on_users_text(skill, call.clause)
-        before = env.observe() if done or users is not None else None
+        # a key explored after a sample value ("7 › sqrt") acts on the value shown: the user's, or one an
+        # earlier call entered ("what's the square root of the number showing")
+        several = len(decision.calls) > 1
+        before = env.observe() if done or users is not None or several or sample_prefix(skill) else None
         part = users or (own_part(skill, before) if before is not None else None)
         if part is not None:
             skill, note = part, note or ("on your text" if users is not None else
@@ -195,4 +200,11 @@ def run_calls(decision: Decision, env: Any, library: Any, grounder: Any = None) 
         if not outcome.ok:
             return "failure", f"{desc}{f' ({note})' if note else ''} failed: {outcome.error}{after}"
         done.append(desc + (f" ({note})" if note else ""))
+        shown = [e for e in skill.postcondition.effects if e.kind in LASTING and not e.reveal and not e.inherited]
+        if shown and n < len(decision.calls) - 1:
+            kept.append((desc, Condition(effects=shown), before))
+    final = env.observe() if kept else None
+    for desc, cond, start in kept:  # "paper mode, then degrees": the way to Degrees leaves paper mode
+        if problems := condition_problems(cond, final, start):
+            return "failure", f"{'; then '.join(done)} ran, but a later step undid {desc}: {'; '.join(problems[:2])}"
     return "success", "; then ".join(done) + " (each skill's postcondition or state checked)"
