@@ -364,7 +364,7 @@ def with_polarity(skill: Any, on: bool) -> Any:
     name = label_of(str((last.action.get("target") or {}).get("text") or skill.name.split("›")[-1]))
     role = str((last.action.get("target") or {}).get("role") or skill.extra.get("role", ""))
     state = "pressed" if "toggle button" in role else "checked"
-    opened = _menus_opened([s.action for s in skill.steps[:-1] if s.action.get("kind") == "click"])
+    opened = _menus_opened([s.action for s in skill.steps[:-1] if s.action.get("kind") == "click"], sig)
     pixels = any(e.pixels for e in skill.postcondition.effects if e.kind == "state" and e.signature == sig)
     want = Effect(kind="state", signature=sig, role=role, name=name, state=state, after=on, pixels=pixels)
     steps = [s.model_copy() for s in skill.steps[:-1]]
@@ -386,15 +386,18 @@ def with_polarity(skill: Any, on: bool) -> Any:
     return skill.model_copy(update={"steps": steps, "postcondition": post})
 
 
-def _menus_opened(clicks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The clicks that open the menus holding the control: those after the path's last item click.
-    "View › Scientific Mode › Calculator › Number bases › Hexadecimal" is revealed by Calculator and
-    Number bases; clicking Scientific Mode again to look would switch modes, and costs the run's steps."""
+def _menus_opened(clicks: list[dict[str, Any]], target: str) -> list[dict[str, Any]]:
+    """The clicks that open the menus holding the control: going back from it, each an ancestor of the
+    one after it ("View › Scientific Mode › Calculator › Number bases › Hexadecimal" is revealed by
+    Calculator and Number bases; clicking Scientific Mode again to look would switch modes, and costs the
+    run's steps). A click without a signature (no tree) is kept: nothing says it is not on the way."""
     out: list[dict[str, Any]] = []
     for a in reversed(clicks):
-        if "item" in str((a.get("target") or {}).get("role") or "").lower():
+        sig = str((a.get("target") or {}).get("signature") or "")
+        if sig and not target.startswith(sig + "/"):
             break
         out.append(a)
+        target = sig or target
     return out[::-1]
 
 

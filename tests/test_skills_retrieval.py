@@ -218,6 +218,13 @@ def test_a_radio_item_reached_through_a_mode_is_looked_at_by_its_own_menus_only(
     on = with_polarity(sk, True)
     assert [a["target"]["text"] for a in on.postcondition.effects[0].reveal] == ["Calculator", "Number bases"]
     assert [s.action["kind"] for s in on.steps].count("key") == 2  # Escape closes the two menus it opened
+    # Qt names a menu bar's entries "menu item": it is the menu's opener all the same, being its ancestor
+    qt = [click("bar:/menu item:Options", "menu item"), click("bar:/menu item:Options/popup menu:/menu item:Line "
+                                                                 "Numbers", "menu item")]
+    lines = Skill(name="Options › Line Numbers", app="x", steps=qt, extra={"role": "menu item"},
+                  postcondition=Condition(effects=[hexa.model_copy(update={"signature": qt[1].action["target"][
+                      "signature"], "role": "menu item", "name": "Line Numbers"})]))
+    assert [a["target"]["text"] for a in with_polarity(lines, True).postcondition.effects[0].reveal] == ["Options"]
 
 
 def test_a_toggle_that_hides_its_own_menu_is_judged_off_by_what_it_hid():
