@@ -63,7 +63,8 @@ _VERB = re.compile(r"^(?:please\s+)?(turn on|turn off|switch on|switch off|switc
                    r"lock|unlock|encrypt|record|draw|plot|compare)\b",
                    re.IGNORECASE)
 _OFF = re.compile(r"\b(turn(?:ed)?\s+off|switch(?:ed)?\s+off|disable|hide|hidden|deactivate|get rid of|lose|ditch|"
-                  r"stop \w+ing|(?:don't|do not|no longer) (?:show|display|want|need)|shouldn't|should not|"
+                  r"stop (?:(?:it|this|that|them|the \w+)\s+)?(?:from\s+)?\w+ing|"
+                  r"(?:don't|do not|no longer) (?:show|display|want|need)|shouldn't|should not|"
                   r"mustn't|must not|"
                   r"no more|without|remove|take away|take off|take (?:\w+ ){1,5}off\b(?! to)|never use|switch \w+(?: \w+)? off|turn \w+(?: \w+)? off|"
                   r"make \w+(?: \w+)? (?:go away|disappear)|unset|uncheck|untick)\b", re.IGNORECASE)
@@ -269,9 +270,11 @@ def without_remarks(text: str) -> str:
     return " ".join(kept)
 
 
-# "..., not another tab", "(no replacing, just looking)": what the request does not want, set against
-# what it does; a "no X" that is the request itself ("a minimal look: no menus") is not after a comma
-_CONTRAST = re.compile(r"(?:,|\()\s*(?:but\s+)?(?:not|no)\b[^,;.!?)]*\)?", re.IGNORECASE)
+# "..., not another tab", "(no replacing, just looking)", "degrees instead of radians": what the request
+# does not want, set against what it does; a "no X" that is the request itself ("a minimal look: no
+# menus") is not after a comma
+_CONTRAST = re.compile(r"(?:,|\()\s*(?:but\s+)?(?:not|no)\b[^,;.!?)]*\)?|\b(?:instead of|rather than)\b[^,;.!?)]*",
+                       re.IGNORECASE)
 
 
 def without_contrast(text: str) -> str:

@@ -42,7 +42,7 @@ THESAURUS = {
     "font": "typeface text size", "go to": "jump line number", "line numbers": "number the lines gutter",
     "wrap": "wrapping long lines fit window", "basic": "simple standard normal",
     "scientific": "advanced functions trigonometry sine cosine logarithm",
-    "paper": "tape roll printout list of sums adding machine receipt", "quit": "exit close leave", "close": "dismiss hide",
+    "paper": "tape roll list of sums adding machine receipt", "quit": "exit close leave", "close": "dismiss hide",
     "select all": "everything whole document", "duplicate": "copy repeat twice",
     "session": "sessions restore reopen remember set of open documents files later", "side-pane": "side pane panel list of documents sidebar",
     "date": "today time now current", "encoding": "character set charset codepage",

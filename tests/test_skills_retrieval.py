@@ -84,6 +84,18 @@ def test_values_bind_quoted_unquoted_and_numbers_and_a_missing_one_is_named():
         bind_values(width, clause("set the tab width"))
 
 
+def test_stop_it_from_doing_is_off_and_what_is_wanted_instead_of_another_is_what_is_matched():
+    """fresh17: "Stop it from indenting new lines automatically, and also stop it wrapping long lines" turned
+    both on; "Make it work in degrees instead of radians" ran Radians."""
+    from skills.intent import without_contrast
+    for text in ("Stop it from indenting new lines automatically", "stop it wrapping long lines",
+                 "stop the editor from colouring keywords", "stop showing the toolbar"):
+        assert polarity(text) == "off", text
+    assert polarity("stop and show the toolbar") == "on"
+    assert without_contrast("Make it work in degrees instead of radians.").strip(" .") == "Make it work in degrees"
+    assert without_contrast("use a formula rather than pressing keys, please").split() == ["use", "a", "formula", ",", "please"]
+
+
 def test_decisions_run_refuse_split_and_stop_on_ties(lib):
     d = decide_request("number the lines down the side", lib, False, bound=BOUND)
     assert d.kind == "skill" and [c.skill.name for c in d.calls] == ["View › Line Numbers"]
