@@ -111,15 +111,17 @@ def bench_app(app: str, db: Path, tasks: list[Any], out: Path, execute: bool,
                             "reason": d.reason[:200]})
     episodes: dict[tuple[str, str], dict[str, Any]] = {}
     if execute:
-        todo = {(r["id"], r["key"]): (m, r) for m in METHODS for r in rows[m] if r["key"]}
+        # one episode per decision, except that the heuristic runs its skill another way (the whole skill as
+        # explored, no on/off or user's-text handling): its episode is its own, even for the same skill
+        todo = {(r["id"], r["key"], m == "heuristic"): (m, r) for m in METHODS for r in rows[m] if r["key"]}
         by_id = {t.id: t for t in tasks}
         env = make_env(f"sandbox:{app}", sources="a11y")
         try:
-            for n, ((tid, key), (m, r)) in enumerate(sorted(todo.items())):
+            for n, ((tid, key, heur), (m, r)) in enumerate(sorted(todo.items())):
                 cfg = EvalConfig(model="none", skills=str(uncal if m == "default" else db), out=str(out / app / m),
                                  retrieval="fused" if m == "default" else m)
                 res = run_episode(by_id[tid], env, cfg)
-                episodes[(tid, key)] = {"outcome": res.outcome, "agent": res.agent_outcome, "error": res.error}
+                episodes[(tid, key, heur)] = {"outcome": res.outcome, "agent": res.agent_outcome, "error": res.error}
                 print(f"  [{app} {n + 1}/{len(todo)}] {m}: {r['text'][:50]!r} -> agent {res.agent_outcome}, "
                       f"checker {res.outcome}", flush=True)
         finally:
@@ -127,7 +129,7 @@ def bench_app(app: str, db: Path, tasks: list[Any], out: Path, execute: bool,
     lib.close()
     for m in METHODS:
         for r in rows[m]:
-            ep = episodes.get((r["id"], r["key"]))
+            ep = episodes.get((r["id"], r["key"], m == "heuristic"))
             r["agent"] = ep["agent"] if ep else ("outside known skills" if not r["key"] else None)
             r["checker"] = ep["outcome"] if ep else None
     return {"bounds": {m: {k: v for k, v in b.items() if k != "curve"} for m, b in bounds.items()},
