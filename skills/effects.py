@@ -140,11 +140,14 @@ class Effect(BaseModel):
             return f"shows the {self.role} '{n}'{said}"
         return f"hides the {self.role} '{n}'{said}"
 
-    def check(self, obs: Observation, start: Observation | None = None) -> str | None:
-        """None when the effect holds in `obs`, else what is wrong (in words). With `start` (the screen
-        before the run), a text that started other than the recorded `before` must change, not reach the
-        recorded `after`: "Duplicate Line" on the user's text cannot write the line it wrote on an empty
-        document."""
+    def started_otherwise(self, start: Observation) -> str | None:
+        """A text effect's text on `start` when it is not the recorded `before` (a run on the user's
+        screen: "Duplicate Line" explored on an empty document), else None."""
+        was = slots(start).get(self.slot) if self.kind == "text" else None
+        return None if was is None or same_text(element_text(was), str(self.before or "")) else element_text(was)
+
+    def check(self, obs: Observation) -> str | None:
+        """None when the effect holds in `obs`, else what is wrong (in words)."""
         vis = [e for e in obs.elements if _visible(e, obs.size)]
         by_sig = {e.signature: e for e in vis}
         if self.kind == "text":
@@ -152,9 +155,6 @@ class Effect(BaseModel):
             if el is None:
                 return f"{self.name or self.role} is not on screen"
             got = element_text(el)
-            was = slots(start).get(self.slot) if start is not None else None
-            if was is not None and not same_text(element_text(was), str(self.before or "")):
-                return None if got != element_text(was) else f"{self.name or self.role} did not change"
             return None if same_text(got, str(self.after or "")) else \
                 f"{self.name or self.role} shows {got!r}, expected {self.after!r}"
         if self.kind == "state":
@@ -197,7 +197,18 @@ def title_changed(before: Any, after: Any, title: str) -> bool:
 
 
 def effect_problems(effects: Iterable[Effect], obs: Observation, start: Observation | None = None) -> list[str]:
-    return [p for e in effects if (p := e.check(obs, start)) is not None]
+    """What of `effects` does not hold in `obs`. With `start` (a run on the user's screen), the texts that
+    started other than recorded cannot reach the recorded result: one of them must change (Duplicate
+    Line changes the document; the tab title it marked modified may be marked already)."""
+    effects = list(effects)
+    moved = {i: was for i, e in enumerate(effects) if start is not None and (was := e.started_otherwise(start))
+             is not None}
+    out = [p for i, e in enumerate(effects) if i not in moved and (p := e.check(obs)) is not None]
+    now = slots(obs) if moved else {}
+    if moved and not any(effects[i].slot in now and element_text(now[effects[i].slot]) != was
+                         for i, was in moved.items()):
+        out.append(f"{', '.join(effects[i].name or effects[i].role for i in moved)} did not change")
+    return out
 
 
 def pixel_mark(obs: Observation, signature: str) -> bool | None:

@@ -100,6 +100,19 @@ def test_a_command_explored_on_an_empty_document_succeeds_on_the_users_text():
     assert condition_problems(dup, done, start) == ["document shows 'Minutes\\nMinutes', expected '\\n'"]
     assert condition_problems(dup, _doc("\n"), _doc(""), relative=True) == []  # the explored start: exact
     assert condition_problems(dup, _doc("x"), _doc(""), relative=True) == ["document shows 'x', expected '\\n'"]
+    # Paste Date and Time also marked the tab title modified; on the user's modified document it is marked
+    # already: one of the texts that started otherwise must change, not each
+    tab = "application:FeatherPad/frame:|label#0"
+    both = Condition(effects=[*dup.effects, Effect(kind="text", slot=tab, name="tab", before="Untitled",
+                                                   after="*Untitled")])
+
+    def screen(text: str, title: str) -> Observation:
+        label = UIElement(id="t", role="label", name=title, bbox=(0, 40, 100, 20), source="a11y",
+                          states=["showing"], path=["application:FeatherPad", "frame:"])
+        return _doc(text).model_copy(update={"elements": [*_doc(text).elements, label]})
+    assert condition_problems(both, screen("Minutes\nMinutes", "*Draft"), screen("Minutes", "*Draft"), relative=True) == []
+    assert condition_problems(both, screen("Minutes", "*Draft"), screen("Minutes", "*Draft"),
+                              relative=True) == ["document, tab did not change"]
 
 
 class _ModeEnv:
