@@ -58,14 +58,14 @@ def compose(unit: Skill, field: UIElement, button: UIElement, sample: str, label
     """The composite skill: unit -> type {text} into field -> press button (postcondition set later)."""
     dialog = unit.name.split(SEP)[-1].rstrip(".…").strip()
     fname, bname = label or clean_name(field.name) or "the text field", clean_name(button.name)
-    param, what = ("number", "number") if _numeric(field) else ("text", "text")
+    param = "number" if _numeric(field) else "text"
     steps = [SkillStep(action={}, skill=unit.name, note="open")]
     steps += [SkillStep(action=a) for a in type_into_steps(field.signature, f"{{{param}}}",
                                                            clean_name(field.name) or None)]
     steps.append(SkillStep(action=step_for(button)))
     return Skill(
         name=f"{unit.name}{SEP}{fname}: {{{param}}}{SEP}{bname}", app=unit.app,
-        description=f"Open {dialog} ({unit.name}), type the given {what} into '{fname}' and press '{bname}' "
+        description=f"Open {dialog} ({unit.name}), type the given {param} into '{fname}' and press '{bname}' "
                     f"in {unit.app}.",
         when_to_use=f"when you need to {bname.lower()} with the {dialog} dialog: "
                     f"fill in {fname.lower()} and {bname.lower()}",

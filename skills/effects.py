@@ -140,10 +140,10 @@ class Effect(BaseModel):
             return f"shows the {self.role} '{n}'{said}"
         return f"hides the {self.role} '{n}'{said}"
 
-    def started_otherwise(self, start: Observation) -> str | None:
-        """A text effect's text on `start` when it is not the recorded `before` (a run on the user's
-        screen: "Duplicate Line" explored on an empty document), else None."""
-        was = slots(start).get(self.slot) if self.kind == "text" else None
+    def started_otherwise(self, start: dict[str, UIElement]) -> str | None:
+        """A text effect's text on the start screen (its `slots`) when it is not the recorded `before` (a
+        run on the user's screen: "Duplicate Line" explored on an empty document), else None."""
+        was = start.get(self.slot) if self.kind == "text" else None
         return None if was is None or same_text(element_text(was), str(self.before or "")) else element_text(was)
 
     def check(self, obs: Observation) -> str | None:
@@ -201,8 +201,8 @@ def effect_problems(effects: Iterable[Effect], obs: Observation, start: Observat
     started other than recorded cannot reach the recorded result: one of them must change (Duplicate
     Line changes the document; the tab title it marked modified may be marked already)."""
     effects = list(effects)
-    moved = {i: was for i, e in enumerate(effects) if start is not None and (was := e.started_otherwise(start))
-             is not None}
+    first = slots(start) if start is not None and any(e.kind == "text" for e in effects) else {}
+    moved = {i: was for i, e in enumerate(effects) if (was := e.started_otherwise(first)) is not None}
     out = [p for i, e in enumerate(effects) if i not in moved and (p := e.check(obs)) is not None]
     now = slots(obs) if moved else {}
     if moved and not any(effects[i].slot in now and element_text(now[effects[i].slot]) != was
@@ -381,7 +381,7 @@ def check_revealed(env: Any, effects: list[Effect], obs: Observation, close: boo
                    start: Observation | None = None) -> tuple[Observation, list[str]]:
     """Check effects whose element is hidden until revealed (a check menu item inside a closed menu):
     replay their `reveal` clicks, look, then close what was opened with Escape (unless not `close`).
-    `start`: the screen a run on the user's screen began on (Effect.check)."""
+    `start`: the screen a run on the user's screen began on (effect_problems)."""
     problems = effect_problems([e for e in effects if not e.reveal], obs, start)  # before anything reopens
     obs, missed = revealed_problems(env, effects, obs, close)
     return obs, problems + list(missed.values())

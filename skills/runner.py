@@ -88,7 +88,7 @@ def condition_problems(cond: Condition, obs: Observation, start: Observation | N
     run), an element that should be present or appear counts as there when one of its role and name,
     under ancestors of the same roles, arrived since: the names around it depend on the document.
     `relative` (a run on the user's screen, not a replay from the explored start): a text that started
-    other than recorded must change rather than reach the recorded result (Effect.check)."""
+    other than recorded must change rather than reach the recorded result (effect_problems)."""
     vis = {e.signature for e in obs.elements if is_visible(e, obs.size)}
     wanted = [*cond.present, *(e.signature for e in cond.effects if e.kind == "appeared")]
     new = _arrived(obs, start) if any(s not in vis for s in wanted) else set()  # polled: only when needed

@@ -182,10 +182,10 @@ def run_calls(decision: Decision, env: Any, library: Any, grounder: Any = None) 
             done.append(f"{desc}: {note}")
             continue
         users = on_users_text(skill, call.clause)
-        # a key explored after a sample value ("7 › sqrt") acts on the value shown: the user's, or one an
-        # earlier call entered ("what's the square root of the number showing")
+        # the screen before: a key explored after a sample value ("7 › sqrt") acts on the value shown (the
+        # user's, or one an earlier call entered); with several calls, what this one shows is checked last
         several = len(decision.calls) > 1
-        before = env.observe() if done or users is not None or several or sample_prefix(skill) else None
+        before = env.observe() if several or users is not None or sample_prefix(skill) else None
         part = users or (own_part(skill, before) if before is not None else None)
         if part is not None:
             skill, note = part, note or ("on your text" if users is not None else
