@@ -110,6 +110,7 @@ class Explorer(StateOrder, Navigator):
         self._spent: dict[int, int] = {}  # actions used exploring states of each rank (_rank), for fair shares
         self._made_at: dict[str, tuple[str, str]] = {}  # skill -> (state, control) where it was explored
         self._keys_done: set[str] = set()  # value contexts whose one-click controls were taken (_keys_left)
+        self._enabling: dict[str, set[str]] = {}  # per mode: its menus that enable what the start screen's showed disabled
 
     def progress(self) -> None:
         self.stats.seconds = time.monotonic() - self.t0
@@ -251,6 +252,18 @@ class Explorer(StateOrder, Navigator):
         edge = scroll_edge(self._obs) if depth > 0 else None  # a menu longer than the screen: scroll it
         if edge is not None:
             cands.append(Candidate(edge, "scroll"))
+        if not self._try_each(st, path, cands, tried) or not self._try_each(st, path, self._retype(st, key), tried):
+            return  # come back to this state on the next pass
+        self.flush()
+        if keys_only and any(c.key not in self.graph.tried(key) for c in rest):
+            return  # left open for its menus
+        self._finish(key, st)
+
+    def _try_each(self, st: dict[str, Any], path: list[tuple[StateKey, dict[str, Any] | None]],
+                  cands: list[Candidate], tried: set[str]) -> bool:
+        """Try the candidates of state `st` not tried there yet, in order (False: the state could not be
+        reached again)."""
+        key, names = path[-1][0], st["path_names"]
         for n, cand in enumerate(cands):
             if cand.key in tried:
                 continue
@@ -264,12 +277,21 @@ class Explorer(StateOrder, Navigator):
                 continue
             if not self.ensure_at(key, path):
                 self._bad_states[key.exact] = self._bad_states.get(key.exact, 0) + 1
-                return  # come back to this state on the next pass
+                return False
             self.try_candidate(st, path, cand, steps)
-        self.flush()
-        if keys_only and any(c.key not in self.graph.tried(key) for c in rest):
-            return  # left open for its menus
-        self._finish(key, st)
+        return True
+
+    def _retype(self, st: dict[str, Any], key: StateKey) -> list[Candidate]:
+        """In a mode whose menus enabled what the start screen's showed disabled (featherpad's Reload and
+        Save All Files once a file is saved), its fields are typed into again, though typed elsewhere: the
+        mode's value context (saved, then edited) is where those commands act."""
+        if not st["prefix"] or st["prefix"][-1].get("context") != "mode" or key.exact not in self._enabling:
+            return []
+        stored = Observation(elements=[UIElement.model_validate(e) for e in st["elements"]],
+                             size=self.start_obs.size if self.start_obs is not None else (0, 0))
+        tried = self.graph.tried(key)
+        return [c for c in candidates(stored, self.profile)  # a mode's screen counts as a start screen
+                if c.kind == "type" and c.key not in tried]
 
     def _to_try(self, st: dict[str, Any], key: StateKey, obs: Observation) -> list[Candidate]:
         """The candidates of state `st` on the screen `obs`, less what is not redone there (in a value
@@ -381,6 +403,8 @@ class Explorer(StateOrder, Navigator):
         base = mode_depth(st)  # a mode's screen counts as a start screen: its menus are as deep as the root's
         ctx = in_ctx or base > 0
         new_key = state_key(new)
+        if opened and base and not in_ctx and self._enables_in_menu(cand, new):
+            self._enabling.setdefault(st["prefix"][base - 1]["dst"], set()).add(cand.el.signature)
         if in_ctx and opened and effect in ("new_state", "known_state"):  # a menu opened in a value context
             new_key = self.context_key(new)
             effect = "known_state" if self.graph.has_state(new_key) else "new_state"
@@ -564,12 +588,13 @@ class Explorer(StateOrder, Navigator):
         display that reads 0; Cut or To Uppercase with text typed and selected) or another item chosen
         (Next Tab, which does nothing on the last tab, after First Tab): open a child state, the screen
         after one verified value-changing click, typed value or choosing menu command, where those
-        controls, the ones shown disabled, and the menus (their items not yet verified) are tried again."""
+        controls, the ones shown disabled, the menus a mode enabled items in, and the menus (their items
+        not yet verified) are tried again."""
         if "~" in key.exact or not self._changers.get(key.exact):
             return
         disabled = disabled_controls(st)
         openers = self._openers.get(key.exact, set()) if not mode_depth(st) else set()  # the root's context has them
-        idle = self._idle.get(key.exact, set()) | openers | disabled
+        idle = self._idle.get(key.exact, set()) | openers | disabled | self._enabling.get(key.exact, set())
         if idle:  # a menu's context is the screen after its command closed it: the menu opens there again
             idle |= {(s["action"].get("target") or {}).get("signature") for s in st["prefix"]} & self._root_openers()
         verified = [c for c in self._changers[key.exact] if (s := self.lib.get(c[2])) is not None
@@ -621,6 +646,14 @@ class Explorer(StateOrder, Navigator):
             return False
         return any((e := new.by_signature(s)) is not None and is_visible(e, new.size) and is_enabled(e)
                    for s in self._root_openers())
+
+    def _enables_in_menu(self, cand: Candidate, new: Observation) -> bool:
+        """The menu `cand` opened in a mode shows enabled an item the same menu showed disabled when it
+        was opened from the start screen."""
+        menu = next((t["dst"] for t in self.graph.transitions(self.root.exact)
+                     if t["signature"] == cand.key and t["dst"]), None)
+        off = disabled_controls(st) if menu and (st := self.graph.state(menu)) else set()
+        return any((e := new.by_signature(s)) is not None and is_visible(e, new.size) and is_enabled(e) for s in off)
 
     def _mode_extras(self, obs: Observation) -> set[str]:
         """The start screen's menus and disabled controls, as they show (enabled) in a mode's screen."""
