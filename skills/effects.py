@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any, Literal
@@ -18,8 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from cua.actions import Key, Target, action_from_dict
 from cua.perception.elements import Observation, UIElement
-from cua.perception.ground import GroundingError, ground
+from cua.perception.ground import GroundingError
 from cua.perception.visual_check import row_mark
+from skills.polling import find
 from skills.profile import is_enabled, scrolled_already
 
 EffectKind = Literal["text", "state", "window_opened", "window_closed", "title", "focus", "appeared",
@@ -390,17 +390,10 @@ def check_revealed(env: Any, effects: list[Effect], obs: Observation, close: boo
 REVEAL_WAIT = 1.0  # seconds a menu the previous reveal click opens may take to show the next target
 
 
-def _find(env: Any, action: dict[str, Any], obs: Observation) -> tuple[Observation, tuple[int, int]]:
+def _reveal_point(env: Any, action: dict[str, Any], obs: Observation) -> tuple[Observation, tuple[int, int]]:
     """Where a reveal click's target is, looking again (bounded) while the menu before it opens."""
-    target, deadline = Target.model_validate(action["target"]), time.monotonic() + REVEAL_WAIT
-    while True:
-        try:
-            return obs, ground(target, obs).point
-        except GroundingError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
-            obs = env.observe()
+    obs, hit = find(env, Target.model_validate(action["target"]), REVEAL_WAIT, obs)
+    return obs, hit.point
 
 
 def revealed_problems(env: Any, effects: list[Effect], obs: Observation, close: bool = True
@@ -422,7 +415,7 @@ def revealed_problems(env: Any, effects: list[Effect], obs: Observation, close: 
             if scrolled_already(a, obs):  # a long menu that kept its offset (skills.runner does the same)
                 continue
             try:
-                obs, (x, y) = _find(env, a, obs)
+                obs, (x, y) = _reveal_point(env, a, obs)
             except (GroundingError, KeyError, ValueError) as e:
                 missed.update({i: f"cannot reveal {effects[i].name!r}: {e}" for i in idxs})
                 break

@@ -14,7 +14,7 @@ from cua.actions import Click, Drag, Hotkey, Key, Scroll, Target, Type
 from cua.env.base import EnvError
 from cua.perception.elements import Observation
 from cua.perception.ground import GroundingError, ground
-from skills.runner import wait_for
+from skills.polling import find
 
 
 @dataclass
@@ -33,17 +33,10 @@ def _target(t: Target | str | dict[str, Any]) -> Target:
 
 
 def _find(env: Any, target: Target, timeout: float = 2.0) -> tuple[Observation, Any]:
-    def hit(o: Observation) -> bool:
-        try:
-            ground(target, o)
-            return True
-        except GroundingError:
-            return False
-
-    obs, ok = wait_for(env, hit, timeout)
-    if not ok:
-        raise EnvError(f"nothing on screen matches {target.describe()}")
-    return obs, ground(target, obs)
+    try:
+        return find(env, target, timeout)
+    except GroundingError:
+        raise EnvError(f"nothing on screen matches {target.describe()}") from None
 
 
 def _run(fn) -> PrimitiveResult:

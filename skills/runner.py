@@ -16,6 +16,7 @@ from cua.perception.ground import GroundingError
 from cua.perception.regrounding import Cue, Regrounder, tree_missing
 from skills.effects import check_revealed, effect_problems
 from skills.graph import is_visible
+from skills.polling import wait_for
 from skills.profile import scrolled_already
 from skills.skill import Condition, Skill
 from skills.units import sample_prefix
@@ -99,16 +100,6 @@ def condition_problems(cond: Condition, obs: Observation, start: Observation | N
     return out + effect_problems([e for e in cond.effects if not e.reveal and not (
         e.kind == "appeared" and e.signature not in vis and loose(e.signature) in new)], obs,
         start if relative else None)
-
-
-def wait_for(env: Any, pred, timeout: float = 2.0, obs: Observation | None = None) -> tuple[Observation, bool]:
-    """Observe until `pred(obs)` holds or `timeout` passes (bounded polling, no fixed sleep)."""
-    deadline = time.monotonic() + timeout
-    obs = obs or env.observe()
-    while not pred(obs) and time.monotonic() < deadline:
-        time.sleep(0.05)
-        obs = env.observe()
-    return obs, pred(obs)
 
 
 def scroll_to(env: Any, target: dict[str, Any], obs: Observation, tries: int = 8) -> tuple[Observation, bool]:

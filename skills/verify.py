@@ -22,7 +22,8 @@ from cua.perception.elements import Observation
 from skills.candidates import neutral_point
 from skills.effects import revealed_problems
 from skills.graph import VOLATILE_ROLES, visible_signatures
-from skills.runner import POST_TIMEOUT, condition_problems, run_skill, wait_for
+from skills.polling import wait_for
+from skills.runner import POST_TIMEOUT, condition_problems, run_skill
 from skills.skill import Condition, Skill, SkillStep
 
 CONTROL_WAIT = 1.0  # seconds a negative control looks for the postcondition beyond its replays' own wait

@@ -155,7 +155,7 @@ class Episode:
             self.instruction = self.task.instruction.replace("{utterance}", utterance)
 
     def _wait_title(self, text: str, timeout: float) -> None:
-        from skills.runner import wait_for
+        from skills.polling import wait_for
 
         obs, ok = wait_for(self.env, lambda o: text in o.window_title, timeout)
         if not ok:
