@@ -287,10 +287,8 @@ class Explorer(StateOrder, Navigator):
         mode's value context (saved, then edited) is where those commands act."""
         if not st["prefix"] or st["prefix"][-1].get("context") != "mode" or key.exact not in self._enabling:
             return []
-        stored = Observation(elements=[UIElement.model_validate(e) for e in st["elements"]],
-                             size=self.start_obs.size if self.start_obs is not None else (0, 0))
         tried = self.graph.tried(key)
-        return [c for c in candidates(stored, self.profile)  # a mode's screen counts as a start screen
+        return [c for c in candidates(self._stored_obs(st), self.profile)  # a mode's screen counts as a start screen
                 if c.kind == "type" and c.key not in tried]
 
     def _to_try(self, st: dict[str, Any], key: StateKey, obs: Observation) -> list[Candidate]:
@@ -326,10 +324,14 @@ class Explorer(StateOrder, Navigator):
 
     def _stored_left(self, st: dict[str, Any], key: StateKey) -> tuple[Observation, list[Candidate]]:
         """The state as it was stored, and its candidates not tried there yet."""
-        obs = Observation(elements=[UIElement.model_validate(e) for e in st["elements"]],
-                          size=self.start_obs.size if self.start_obs is not None else (0, 0))
+        obs = self._stored_obs(st)
         tried = self.graph.tried(key)
         return obs, [c for c in self._to_try(st, key, obs) if c.key not in tried]
+
+    def _stored_obs(self, st: dict[str, Any]) -> Observation:
+        """The screen of a state as it was stored (its visible elements, the start screen's size)."""
+        return Observation(elements=[UIElement.model_validate(e) for e in st["elements"]],
+                           size=self.start_obs.size if self.start_obs is not None else (0, 0))
 
     def _finish(self, key: StateKey, st: dict[str, Any]) -> None:
         """A state explored: its menus' openers stored (for a resumed run), its value context opened, done."""
