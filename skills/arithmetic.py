@@ -8,6 +8,11 @@ seven ways", "double 17"). A request is a calculation only when everything in it
 the operations is filler ("what's", "for me", "please"): "multiply two 3x3 matrices" is not one. Keys are
 abstract names (digits, ".", "plus", "sqrt", ...); `KEY_LABELS` lists the labels calculators give them.
 The result is computed here from the parsed numbers, never by evaluating the request's text.
+
+A calculation may start from the number the calculator already shows: "make that number negative",
+"the square root of what's on the display" (keys: the operation alone; the result is computed when the
+display has been read, `Calculation.on`), or "6 factorial, the 6 is already on the display" (its digits
+are not typed again).
 """
 
 from __future__ import annotations
@@ -104,10 +109,19 @@ class Calculation:
     result: float
     text: str
     other_unit: float | None = None  # an angle's function in radians, when the request did not say degrees
+    from_display: str = ""  # starts from the number shown: the request with SHOWN for it (result unknown)
 
+    def on(self, shown: float) -> Calculation | None:
+        """This calculation from a display showing `shown`: its result known (None when there is none,
+        e.g. the square root of a negative number)."""
+        if not self.from_display:
+            return self
+        done = _parse(self.from_display.replace(SHOWN, format_number(shown)))
+        return None if done is None else replace(self, result=done.result, other_unit=done.other_unit,
+                                                 text=done.text, from_display="")
 
     def describe(self) -> str:
-        return f"{self.text} = {format_number(self.result)}"
+        return self.text if self.from_display else f"{self.text} = {format_number(self.result)}"
 
 
 def format_number(x: float) -> str:
@@ -220,10 +234,64 @@ def _apply(op: str, args: list[str], keys: list[tuple[str, bool]], result: float
     return keys, value, said
 
 
+SHOWN = "424242.4242"  # stands for the number on the display in a request that names it, not its digits
+# "the number on the display", "what's shown", "that number": the display's number as an operand
+_DISPLAYED = re.compile(
+    r"\b(?:the|that|this)\s+(?:current\s+|displayed\s+)?(?:number|value|figure|amount|result)(?:\s+(?:that'?s|that\s+is|"
+    r"which\s+is|currently|now))?(?:\s+(?:shown|showing|displayed))?(?:\s+(?:on|in)\s+(?:the\s+)?(?:display|screen))?"
+    r"|\bwhat(?:'s|\s+is)\s+(?:currently\s+|now\s+)?(?:(?:on|in)\s+(?:the\s+)?(?:display|screen)|shown|showing|displayed)"
+    r"(?:\s+(?:on|in)\s+(?:the\s+)?(?:display|screen))?|\bthe\s+display\b(?!\s+(?:shows|reads))")
+# "the 6 is already on the display", "I've already typed in 6": that number is entered
+_ALREADY = re.compile(rf"(?:^|[.;,!?]\s*|\band\s+)(?:the\s+)?(?:number\s+)?{_NUM}\s+(?:is|'s)\s+(?:already\s+)?(?:"
+                      r"(?:on|in)\s+(?:the\s+)?(?:display|screen)|(?:typed|entered|punched)(?:\s+in)?|showing|shown|displayed)"
+                      r"(?:\s+(?:on|in)\s+(?:the\s+)?(?:display|screen))?\s*[.!]?|(?:^|[.;,!?]\s*)i(?:'ve|\s+have)\s+"
+                      rf"already\s+(?:typed|entered|put|punched)(?:\s+in)?\s+{_NUM}(?:\s+(?:in|on\s+the\s+display))?\s*[.!]?")
+
+
 def calculation(request: str) -> Calculation | None:
     """The calculation the request asks for, or None when it asks for something else too (or nothing)."""
-    text = _WORD_NUM.sub(_number_words, without_remarks(request).lower().replace(",", " , "))
-    text = re.sub(r"(?<=\d) , (?=\d{3}\b)", "", text)  # 1,369 is one number
+    shown = _ALREADY.search(_normal(request))
+    if shown is not None:  # "6 factorial. the 6 is already on the display": 6 is entered; its keys are not
+        number = next(g for g in shown.groups() if g is not None)
+        said = _normal(request)
+        calc = _parse(_it_is(_normal(f"{said[:shown.start()]} {said[shown.end():]}", remarks=True), number))
+        return _entered(calc, number) if calc is not None else None
+    text = _normal(request, remarks=True)
+    found = _parse(text)
+    if found is not None or not _DISPLAYED.search(text):
+        return found
+    said = _COMMUTED.sub(lambda m: f"{SHOWN} {'plus' if m.group(1) == 'add' else 'times'} {m.group(2)}",
+                         _DISPLAYED.sub(SHOWN, text, count=1))
+    calc = _parse(said)
+    calc = _entered(calc, SHOWN) if calc is not None else None
+    return None if calc is None else replace(calc, from_display=said, text=calc.text.replace(SHOWN, "the number shown"))
+
+
+_COMMUTED = re.compile(rf"\b(add|multiply)\s+{_NUM}\s+(?:to|by|with)\s+{re.escape(SHOWN)}")  # "add 5 to the display"
+
+
+def _normal(request: str, remarks: bool = False) -> str:
+    """Lower case, number words as digits ("forty-two" -> 42, "1,369" -> 1369), remarks out if asked."""
+    text = _WORD_NUM.sub(_number_words, (without_remarks(request) if remarks else request).lower().replace(",", " , "))
+    return re.sub(r"(?<=\d) , (?=\d{3}\b)", "", text)
+
+
+def _it_is(text: str, number: str) -> str:
+    """"take its square root", the number being on the display already: "take 144's square root"."""
+    return re.sub(r"\b(?:it|that|this)\b", number, re.sub(r"\bits\b", f"{number}'s", text))
+
+
+def _entered(calc: Calculation, number: str) -> Calculation | None:
+    """`calc` without typing its first number, which is on the display already (None when the
+    calculation does not start with it)."""
+    typed = [k for k, _ in _digits(number)]
+    if list(calc.keys[:len(typed)]) != typed:
+        return None
+    return replace(calc, keys=calc.keys[len(typed):], entries=calc.entries[len(typed):])
+
+
+def _parse(text: str) -> Calculation | None:
+    """calculation() of a request already lower-cased, its number words as digits."""
     first, *later = _THEN.split(text)
     later = [p for p in later if p.strip(" .?!")]  # "what is 2 plus 3 then?": nothing follows
     found = _operation(first)

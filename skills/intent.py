@@ -243,8 +243,11 @@ _NAMED_VALUE = re.compile(r"\b((?:look(?:ing)? for|search(?:ing)? for|find|locat
 _WISH = re.compile(r"^(?:i|we)(?:'d| would)? (?:want|need(?! (?:it|this|that)\b)|like|wish|rather|prefer)\b|^i'd\b",
                    re.IGNORECASE)
 # "..., I want the calculator as compact as it gets": a wish for a degree says why, not what
-_DEGREE_WISH = re.compile(r"^(?:i|we)(?:'d| would)? (?:want|like|need|prefer)\b.*\bas \w+ as (?:possible|it gets|it can "
-                          r"(?:be|get)|can be|i can get it)\b", re.IGNORECASE)
+# or for a look ("..., I want a cleaner look", "I'd like a less cluttered window")
+_DEGREE_WISH = re.compile(r"^(?:i|we)(?:'d| would)? (?:want|like|need|prefer)\b(?:.*\bas \w+ as (?:possible|it gets|it can "
+                          r"(?:be|get)|can be|i can get it)\b| (?:to have )?(?:a |an |it |things |the window |the screen )?(?:"
+                          r"\w+er|(?:more|less) \w+|simple|clean|tidy|minimal)(?: and \w+)? ?(?:look(?:ing)?|feel|appearance|view|"
+                          r"window|screen|layout|interface|ui|workspace)?\s*[.!]?$)", re.IGNORECASE)
 _BACK_REFERENCE = re.compile(r"\b(?:that|those|these|them|they)\b", re.IGNORECASE)  # "take that group off"
 # A sentence that only describes the wanted result ("hide the menus. Just the keypad, nothing else")
 _ONLY = re.compile(r"^(?:just|only|nothing but)\b", re.IGNORECASE)

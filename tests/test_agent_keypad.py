@@ -135,3 +135,21 @@ def test_an_angle_is_in_degrees_unless_the_request_says_radians_and_a_radian_dis
     radian_display = Observation(size=(800, 600), elements=[DISPLAY.model_copy(update={"name": "-0.988031624 DEG RAD"})])
     problem = display_problem(deg, [calc_lib.get("=")], radian_display)
     assert "works in radians" in problem and display_problem(rad, [calc_lib.get("=")], radian_display) == ""
+
+
+def test_a_calculation_may_start_from_the_number_on_the_display():
+    """No digits are typed for the number shown; the result waits for the display to be read."""
+    from skills.arithmetic import calculation
+
+    neg = calculation("make that number negative")
+    assert neg.keys == ("negate",) and neg.from_display and neg.on(12).result == -12
+    root = calculation("What's the square root of the number on the display?")
+    assert root.keys == ("sqrt",) and root.on(169).result == 13 and root.on(-4) is None
+    add = calculation("add 5 to the number on the display")
+    assert add.keys == ("plus", "5", "equals") and add.on(2).result == 7
+    # a number the request says is entered already is not typed again; its result is known
+    fact = calculation("What's 6 factorial? The 6 is already on the display.")
+    assert fact.keys == ("factorial",) and not fact.from_display and fact.result == 720
+    assert calculation("I've already typed in 144. take its square root").keys == ("sqrt",)
+    assert calculation("what is 17 times 23").keys == ("1", "7", "times", "2", "3", "equals")
+    assert calculation("show the display in binary") is None and calculation("clear the display") is None

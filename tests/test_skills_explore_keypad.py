@@ -87,3 +87,22 @@ def test_a_calculation_in_words_runs_on_the_explored_keypad_and_is_checked_by_it
     wrong = Decision(kind="skill", calls=d.calls[:-1], calculation=d.calculation)  # no '=': the display reads 78
     outcome, message = run_calls(wrong, env, lib)
     assert outcome == "failure" and "'78'" in message, message
+
+
+def test_a_calculation_on_the_number_shown_reads_the_display_first(explored):
+    """'add 8 to the number on the display': the keys + 8 = (no digits for the number shown), and the
+    result it must show is computed from what the display read before them: 15 after a 7, 16 after an 8."""
+    env, lib, _ = explored
+    d = decide_request("add 8 to the number on the display", lib, has_model=False)
+    assert d.kind == "skill", d.reason
+    assert [c.skill.name.rsplit(" › ", 1)[-1] for c in d.calls] == ["+", "8", "="]
+    for first, total in (("7", "15"), ("8", "16")):
+        env.reset()
+        assert run_skill(lib.get(first), env, library=lib).ok
+        outcome, message = run_calls(d, env, lib)
+        assert outcome == "success" and f"= {total}" in message, message
+    env.reset()
+    assert run_skill(lib.get("7"), env, library=lib).ok
+    short = Decision(kind="skill", calls=d.calls[:-1], calculation=d.calculation)  # no '=': the display reads 8
+    outcome, message = run_calls(short, env, lib)
+    assert outcome == "failure" and "'8'" in message and "15" in message, message

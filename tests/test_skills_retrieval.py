@@ -861,3 +861,10 @@ def test_a_wish_for_a_degree_after_a_command_is_a_remark():
                            "possible.") == "Get rid of the row of menus at the top;"
     assert without_remarks("I want the calculator as small as possible") == "I want the calculator as small as possible"
     assert without_remarks("turn on line numbers, I want word wrap too") == "turn on line numbers, I want word wrap too"
+    # a wish for a look is one too (fresh17: "..., I want a cleaner look" was refused as a second intent);
+    # a wish for a thing is not
+    assert without_remarks("Hide the File/Edit/View strip at the top, I want a cleaner look.") == (
+        "Hide the File/Edit/View strip at the top")
+    assert without_remarks("Open the settings. I'd like a less cluttered window.") == "Open the settings."
+    assert without_remarks("Show the toolbar, I want bigger letters") == "Show the toolbar, I want bigger letters"
+    assert without_remarks("I want a cleaner look") == "I want a cleaner look"

@@ -652,6 +652,6 @@ def keypad_decision(calc: Calculation, keys: dict[str, Any], has_model: bool) ->
                                           f"for {why}, and no model is configured (--model none)",
                         explain=explain + [f"no verified key for {why}"])
     calls = [Call(keys[k], clause=k, score=1.0, entry=e) for k, e in zip(calc.keys, calc.entries)]
-    explain.append("run " + ", then ".join(c.skill.name for c in calls) + f"; success when the display shows "
-                   f"{calc.describe().rsplit(' = ', 1)[-1]}")
+    explain.append("run " + ", then ".join(c.skill.name for c in calls) + "; success when the display shows " + (
+        "the result for the number it shows first" if calc.from_display else calc.describe().rsplit(" = ", 1)[-1]))
     return Decision("skill", skill=calls[-1].skill, nearest=[], calls=calls, explain=explain, calculation=calc)

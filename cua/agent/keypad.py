@@ -87,24 +87,36 @@ def _number(text: str) -> float | None:
         return None
 
 
-def display_problem(calc: Calculation, skills: list[Any], obs: Any) -> str:
-    """'' when the display the keys write to (their recorded display effect) shows the calculation's
-    result; else what it shows. Without a recorded display, any element showing the result counts."""
+def _display(skills: list[Any], obs: Any) -> tuple[bool, list[str], list[float]]:
+    """Whether the keys' recorded display is on the screen, its text (else every element's), and the
+    numbers in those texts: the whole text, or a number in it (galculator's scientific display adds
+    "DEC HEX ...")."""
     shown = slots(obs)
     slot = next((e.slot for s in skills for e in s.postcondition.effects if e.kind == "text" and e.slot in shown),
                 None)
-    elements = [shown[slot]] if slot is not None else list(shown.values())
-    texts = [element_text(e) for e in elements]
-    # the whole text, or a number in it (galculator's scientific display adds "DEC HEX ...")
-    shown_numbers = [n for text in texts for token in [text, *_NUMBER.findall(text)]
-                     if (n := _number(token)) is not None]
+    texts = [element_text(e) for e in ([shown[slot]] if slot is not None else list(shown.values()))]
+    return slot is not None, texts, [n for text in texts for token in [text, *_NUMBER.findall(text)]
+                                     if (n := _number(token)) is not None]
+
+
+def shown_number(skills: list[Any], obs: Any) -> float | None:
+    """The number the keys' display shows (a calculation that starts from it), or None when the display is
+    not found or shows no number."""
+    found, _, numbers = _display(skills, obs)
+    return numbers[0] if found and numbers else None
+
+
+def display_problem(calc: Calculation, skills: list[Any], obs: Any) -> str:
+    """'' when the display the keys write to (their recorded display effect) shows the calculation's
+    result; else what it shows. Without a recorded display, any element showing the result counts."""
+    found, texts, shown_numbers = _display(skills, obs)
 
     def shows(value: float) -> bool:
         return any(math.isclose(n, value, rel_tol=1e-7, abs_tol=1e-9) for n in shown_numbers)
 
     if shows(calc.result):
         return ""
-    what = repr(texts[0]) if slot is not None and texts else "no element with that number"
+    what = repr(texts[0]) if found and texts else "no element with that number"
     if calc.other_unit is not None and shows(calc.other_unit):
         return (f"the display shows {what}: {calc.text.replace('degrees', 'radians')}; the calculator works in "
                 "radians: switch its angle unit to degrees first, or ask in radians")

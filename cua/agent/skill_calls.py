@@ -22,8 +22,9 @@ from typing import Any
 
 from cua.agent.boundary import Call, Decision
 from cua.agent.executor import Executor
-from cua.agent.keypad import display_problem, key_step
+from cua.agent.keypad import display_problem, key_step, shown_number
 from cua.agent.replies import PlanStep
+from skills.arithmetic import format_number
 from skills.effects import check_revealed, element_text, slots
 from skills.graph import state_key
 from skills.intent import is_toggle, with_polarity
@@ -151,13 +152,20 @@ def prepare(call: Call, env: Any) -> tuple[Any | None, str]:
 def run_keys(decision: Decision, env: Any, library: Any, grounder: Any = None) -> tuple[str, str]:
     """A calculation's keys in order (keypad.key_step), then its result checked on the display."""
     obs = env.observe()
+    calc = decision.calculation
+    if calc.from_display:  # "make that number negative": the result follows from the number shown now
+        shown = shown_number([c.skill for c in decision.calls], obs)
+        resolved = calc.on(shown) if shown is not None else None
+        if resolved is None:
+            return "failure", (f"{calc.text}: the display shows no number to start from" if shown is None else
+                               f"{calc.text}: there is no result for {format_number(shown)}")
+        calc = resolved
     for i, call in enumerate(decision.calls):
         skill = key_step(call.skill, obs)
         outcome = Executor(env, _Overlay(library, skill), grounder=grounder).run_skill(PlanStep(skill=skill.name))
         if not outcome.ok:
             return "failure", f"key {i + 1} of {len(decision.calls)}, {skill.name!r}, failed: {outcome.error}"
         obs = outcome.observation  # the screen after the key: the next key is looked for on it
-    calc = decision.calculation
     problem = display_problem(calc, [c.skill for c in decision.calls], obs)
     keys = " ".join(c.skill.name.rsplit("›", 1)[-1].strip() for c in decision.calls)
     if problem:
