@@ -44,7 +44,7 @@ REPO = Path(__file__).resolve().parents[1]
 APPS = ("mousepad", "galculator", "featherpad")
 METHODS = ("fused", "default", "bm25", "heuristic")
 SPLITS = ("dev", "heldout", "sealed", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8",
-          "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14", "fresh15", "fresh16", "fresh17")
+          "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14", "fresh15", "fresh16", "fresh17", "fresh18")
 FIXTURE = REPO / "tests" / "data" / "intent_mousepad_skills.json"
 QUICK_GRID = {"weights": [0.6], "margins": [0.0, 0.04], "thresholds": [round(0.4 + 0.04 * i, 2) for i in range(8)]}
 
