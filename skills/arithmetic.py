@@ -109,7 +109,7 @@ class Calculation:
     result: float
     text: str
     other_unit: float | None = None  # an angle's function in radians, when the request did not say degrees
-    from_display: str = ""  # starts from the number shown: the request with SHOWN for it (result unknown)
+    from_display: str = ""  # starts from the number shown: the request with SHOWN for it (result NaN until `on`)
 
     def on(self, shown: float) -> Calculation | None:
         """This calculation from a display showing `shown`: its result known (None when there is none,
@@ -246,14 +246,15 @@ _ALREADY = re.compile(rf"(?:^|[.;,!?]\s*|\band\s+)(?:the\s+)?(?:number\s+)?{_NUM
                       r"(?:on|in)\s+(?:the\s+)?(?:display|screen)|(?:typed|entered|punched)(?:\s+in)?|showing|shown|displayed)"
                       r"(?:\s+(?:on|in)\s+(?:the\s+)?(?:display|screen))?\s*[.!]?|(?:^|[.;,!?]\s*)i(?:'ve|\s+have)\s+"
                       rf"already\s+(?:typed|entered|put|punched)(?:\s+in)?\s+{_NUM}(?:\s+(?:in|on\s+the\s+display))?\s*[.!]?")
+_COMMUTED = re.compile(rf"\b(add|multiply)\s+{_NUM}\s+(?:to|by|with)\s+{re.escape(SHOWN)}")  # "add 5 to the display"
 
 
 def calculation(request: str) -> Calculation | None:
     """The calculation the request asks for, or None when it asks for something else too (or nothing)."""
-    shown = _ALREADY.search(_normal(request))
+    said = _normal(request)
+    shown = _ALREADY.search(said)
     if shown is not None:  # "6 factorial. the 6 is already on the display": 6 is entered; its keys are not
         number = next(g for g in shown.groups() if g is not None)
-        said = _normal(request)
         calc = _parse(_it_is(_normal(f"{said[:shown.start()]} {said[shown.end():]}", remarks=True), number))
         return _entered(calc, number) if calc is not None else None
     text = _normal(request, remarks=True)
@@ -264,10 +265,9 @@ def calculation(request: str) -> Calculation | None:
                          _DISPLAYED.sub(SHOWN, text, count=1))
     calc = _parse(said)
     calc = _entered(calc, SHOWN) if calc is not None else None
-    return None if calc is None else replace(calc, from_display=said, text=calc.text.replace(SHOWN, "the number shown"))
-
-
-_COMMUTED = re.compile(rf"\b(add|multiply)\s+{_NUM}\s+(?:to|by|with)\s+{re.escape(SHOWN)}")  # "add 5 to the display"
+    # its result is unknown until the display is read (Calculation.on): NaN, which no display shows
+    return None if calc is None else replace(calc, from_display=said, result=math.nan, other_unit=None,
+                                             text=calc.text.replace(SHOWN, "the number shown"))
 
 
 def _normal(request: str, remarks: bool = False) -> str:

@@ -143,6 +143,7 @@ def test_a_calculation_may_start_from_the_number_on_the_display():
 
     neg = calculation("make that number negative")
     assert neg.keys == ("negate",) and neg.from_display and neg.on(12).result == -12
+    assert neg.result != neg.result  # NaN until the display is read: no display can show it
     root = calculation("What's the square root of the number on the display?")
     assert root.keys == ("sqrt",) and root.on(169).result == 13 and root.on(-4) is None
     add = calculation("add 5 to the number on the display")
